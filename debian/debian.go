@@ -1,0 +1,117 @@
+// Package debian is the host's use of apt: installing the tools the project
+// needs and downloading kernel packages of either arch without changing
+// dpkg's architecture list.
+package debian
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// aptArches lets apt see arm64 packages on an amd64 host (and the reverse)
+// for downloading only; dpkg's own list is untouched.
+var aptArches = []string{"-o", "APT::Architectures::=amd64", "-o", "APT::Architectures::=arm64"}
+
+// DebArch maps the suite's arch names to Debian's.
+var DebArch = map[string]string{"arm64": "arm64", "x86_64": "amd64"}
+
+// Need names a program and the Debian package that provides it.
+type Need struct{ Program, Package string }
+
+// Ensure installs the packages of every missing program. When it cannot
+// (not root, no apt) it returns an error naming the command to run.
+func Ensure(progress io.Writer, needs ...Need) error {
+	var missing []string
+	for _, n := range needs {
+		if _, err := exec.LookPath(n.Program); err != nil {
+			missing = append(missing, n.Package)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	cmdline := "apt-get install -y --no-install-recommends " + strings.Join(missing, " ")
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("missing Debian packages %s: run `sudo %s`", strings.Join(missing, ", "), cmdline)
+	}
+	fmt.Fprintf(progress, "installing %s (apt-get)...\n", strings.Join(missing, ", "))
+	if out, err := apt("apt-get", "update"); err != nil {
+		return fmt.Errorf("apt-get update failed: %v\n%s", err, tail(out))
+	}
+	args := append([]string{"install", "-y", "--no-install-recommends"}, missing...)
+	if out, err := apt("apt-get", args...); err != nil {
+		return fmt.Errorf("`%s` failed: %v\n%s", cmdline, err, tail(out))
+	}
+	return nil
+}
+
+// Download fetches pkg=version for a Debian arch into dir and returns the
+// .deb's path. It refreshes apt's lists once if the version is not known.
+func Download(dir, pkg, version, debArch string) (string, error) {
+	spec := fmt.Sprintf("%s:%s=%s", pkg, debArch, version)
+	try := func() ([]byte, error) {
+		cmd := exec.Command("apt-get", append(aptArches, "download", spec)...)
+		cmd.Dir = dir
+		return cmd.CombinedOutput()
+	}
+	out, err := try()
+	if err != nil && notFound(out) {
+		if uout, uerr := apt("apt-get", append(aptArches, "update")...); uerr != nil {
+			return "", fmt.Errorf("apt-get update failed: %v\n%s", uerr, tail(uout))
+		}
+		out, err = try()
+	}
+	if err != nil {
+		if notFound(out) {
+			return "", fmt.Errorf("%w: the Debian archive no longer has %s", ErrVanished, spec)
+		}
+		return "", fmt.Errorf("apt-get download %s: %v\n%s", spec, err, tail(out))
+	}
+	name := fmt.Sprintf("%s_%s_%s.deb", pkg, strings.ReplaceAll(version, ":", "%3a"), debArch)
+	return dir + "/" + name, nil
+}
+
+// ErrVanished says a pinned package version is gone from the archive.
+var ErrVanished = fmt.Errorf("pinned package vanished")
+
+func notFound(out []byte) bool {
+	return bytes.Contains(out, []byte("Unable to locate package")) ||
+		bytes.Contains(out, []byte("not found")) ||
+		bytes.Contains(out, []byte("Can't select")) ||
+		bytes.Contains(out, []byte("has no installation candidate"))
+}
+
+// Extract unpacks one file of a .deb to out.
+func Extract(deb, member, out string) error {
+	tmp, err := os.MkdirTemp("", "smct-deb-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if o, err := exec.Command("dpkg-deb", "-x", deb, tmp).CombinedOutput(); err != nil {
+		return fmt.Errorf("dpkg-deb -x %s: %v\n%s", deb, err, tail(o))
+	}
+	data, err := os.ReadFile(tmp + "/" + member)
+	if err != nil {
+		return fmt.Errorf("%s has no %s: %v", deb, member, err)
+	}
+	return os.WriteFile(out, data, 0o644)
+}
+
+func apt(name string, args ...string) ([]byte, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+	return cmd.CombinedOutput()
+}
+
+func tail(out []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) > 5 {
+		lines = lines[len(lines)-5:]
+	}
+	return strings.Join(lines, "\n")
+}

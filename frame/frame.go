@@ -1,0 +1,215 @@
+// Package frame carries files from the guest to the host over a serial
+// console that the kernel writes to as well.
+//
+// The guest writes each file as a frame:
+//
+//	SMCT-FRAME-BEGIN name=report.json size=1234 sha256=<hex of the gzip bytes>
+//	<base64 of the gzip-compressed file, 76 characters a line>
+//	SMCT-FRAME-END name=report.json
+//
+// and ends with one status line, "SMCT-EXIT code=N", or "SMCT-GUEST-ERROR msg"
+// when it could not run the suite. Kernel messages may land between lines; a
+// body line with any character outside base64 is taken for one and skipped.
+// A frame whose size or checksum does not match is reported, never used.
+package frame
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+const (
+	beginTag      = "SMCT-FRAME-BEGIN"
+	endTag        = "SMCT-FRAME-END"
+	exitTag       = "SMCT-EXIT"
+	guestErrorTag = "SMCT-GUEST-ERROR"
+	lineWidth     = 76
+)
+
+// Write encodes one file as a frame on w.
+func Write(w io.Writer, name string, data []byte) error {
+	if name == "" || strings.ContainsAny(name, " \t\r\n") {
+		return fmt.Errorf("frame.Write: bad name %q", name)
+	}
+	var packed bytes.Buffer
+	zw := gzip.NewWriter(&packed)
+	if _, err := zw.Write(data); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	sum := sha256.Sum256(packed.Bytes())
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%s name=%s size=%d sha256=%x\n", beginTag, name, packed.Len(), sum)
+	enc := base64.StdEncoding.EncodeToString(packed.Bytes())
+	for len(enc) > 0 {
+		n := min(lineWidth, len(enc))
+		b.WriteString(enc[:n])
+		b.WriteByte('\n')
+		enc = enc[n:]
+	}
+	fmt.Fprintf(&b, "%s name=%s\n", endTag, name)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteExit writes the status line that tells the host the suite ran to its end.
+func WriteExit(w io.Writer, code int) error {
+	_, err := fmt.Fprintf(w, "\n%s code=%d\n", exitTag, code)
+	return err
+}
+
+// WriteGuestError tells the host that the guest could not run the suite.
+func WriteGuestError(w io.Writer, msg string) error {
+	_, err := fmt.Fprintf(w, "\n%s %s\n", guestErrorTag, strings.ReplaceAll(msg, "\n", " "))
+	return err
+}
+
+// Capture is what Decode found in a console log.
+type Capture struct {
+	Files       map[string][]byte // complete, verified frames by name
+	Exit        int               // the suite's exit code, when HaveExit
+	HaveExit    bool
+	GuestErrors []string // SMCT-GUEST-ERROR messages
+	Problems    []error  // frames that were cut, corrupt or repeated
+}
+
+var (
+	// ErrTruncated marks a frame whose end never arrived.
+	ErrTruncated = errors.New("frame truncated")
+	// ErrCorrupt marks a frame whose size or checksum does not match.
+	ErrCorrupt = errors.New("frame corrupt")
+)
+
+type openFrame struct {
+	name string
+	size int
+	sum  string
+	body strings.Builder
+}
+
+// Decode scans a console log for frames and status lines.
+func Decode(r io.Reader) (*Capture, error) {
+	c := &Capture{Files: map[string][]byte{}}
+	var cur *openFrame
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	for sc.Scan() {
+		line := strings.TrimRight(sc.Text(), "\r")
+		switch {
+		case strings.Contains(line, beginTag):
+			if cur != nil {
+				c.Problems = append(c.Problems, fmt.Errorf("%w: %s: a new frame began before its end", ErrTruncated, cur.name))
+			}
+			f, err := parseBegin(line[strings.Index(line, beginTag):])
+			if err != nil {
+				c.Problems = append(c.Problems, fmt.Errorf("%w: %v", ErrCorrupt, err))
+				cur = nil
+				continue
+			}
+			cur = f
+		case strings.Contains(line, endTag):
+			if cur == nil {
+				continue
+			}
+			data, err := cur.finish()
+			switch {
+			case err != nil:
+				c.Problems = append(c.Problems, err)
+			case c.Files[cur.name] != nil:
+				c.Problems = append(c.Problems, fmt.Errorf("%w: %s: sent twice", ErrCorrupt, cur.name))
+			default:
+				c.Files[cur.name] = data
+			}
+			cur = nil
+		case cur != nil:
+			if isBase64(line) {
+				cur.body.WriteString(line)
+			}
+		case strings.Contains(line, exitTag+" code="):
+			rest := line[strings.Index(line, exitTag+" code=")+len(exitTag+" code="):]
+			code, err := strconv.Atoi(strings.TrimSpace(rest))
+			if err != nil {
+				c.Problems = append(c.Problems, fmt.Errorf("%w: exit line %q", ErrCorrupt, line))
+				continue
+			}
+			c.Exit, c.HaveExit = code, true
+		case strings.Contains(line, guestErrorTag+" "):
+			c.GuestErrors = append(c.GuestErrors, strings.TrimSpace(line[strings.Index(line, guestErrorTag)+len(guestErrorTag):]))
+		}
+	}
+	if cur != nil {
+		c.Problems = append(c.Problems, fmt.Errorf("%w: %s: no end marker", ErrTruncated, cur.name))
+	}
+	return c, sc.Err()
+}
+
+func parseBegin(line string) (*openFrame, error) {
+	f := &openFrame{size: -1}
+	for _, field := range strings.Fields(line)[1:] {
+		k, v, _ := strings.Cut(field, "=")
+		switch k {
+		case "name":
+			f.name = v
+		case "size":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return nil, fmt.Errorf("begin line %q: bad size", line)
+			}
+			f.size = n
+		case "sha256":
+			f.sum = v
+		}
+	}
+	if f.name == "" || f.size < 0 || len(f.sum) != 64 {
+		return nil, fmt.Errorf("begin line %q: want name, size and sha256", line)
+	}
+	return f, nil
+}
+
+func (f *openFrame) finish() ([]byte, error) {
+	packed, err := base64.StdEncoding.DecodeString(f.body.String())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: base64: %v", ErrCorrupt, f.name, err)
+	}
+	if len(packed) != f.size {
+		return nil, fmt.Errorf("%w: %s: got %d bytes, want %d", ErrCorrupt, f.name, len(packed), f.size)
+	}
+	sum := sha256.Sum256(packed)
+	if got := hex.EncodeToString(sum[:]); got != f.sum {
+		return nil, fmt.Errorf("%w: %s: sha256 %s, want %s", ErrCorrupt, f.name, got, f.sum)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(packed))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, f.name, err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, f.name, err)
+	}
+	return data, nil
+}
+
+func isBase64(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '+', r == '/', r == '=':
+		default:
+			return false
+		}
+	}
+	return true
+}

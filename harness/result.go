@@ -1,0 +1,20 @@
+package harness
+
+import (
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+
+	"github.com/ftrace-stackmap/conformance/outcome"
+)
+
+// Unsupported ends the spec as UNSUPPORTED: the kernel lacks what it needs.
+func Unsupported(format string, args ...any) {
+	Skip(outcome.UnsupportedPrefix+fmt.Sprintf(format, args...), 1)
+}
+
+// Unresolved ends the spec as UNRESOLVED: the suite could not decide, for
+// example because a setup step the spec relies on failed.
+func Unresolved(format string, args ...any) {
+	Fail(outcome.UnresolvedPrefix+fmt.Sprintf(format, args...), 1)
+}

@@ -1,0 +1,188 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+)
+
+// Snapshot holds every setting the suite may change, read before it changes
+// any, so Restore can put them back: on success, failure or interruption.
+type Snapshot struct {
+	tfs       *TraceFS
+	values    map[string]string // node -> content, for single-value nodes
+	options   map[string]string // options/<name> -> "0" or "1"
+	events    []string          // lines of set_event
+	filter    []string          // lines of set_ftrace_filter, nil when unfiltered
+	instances []string          // names under instances/
+}
+
+// Nodes whose whole value is one line to be written back as it was read.
+var valueNodes = []string{"current_tracer", "buffer_size_kb", "tracing_on"}
+
+// Save reads every setting the suite may change.
+func (t *TraceFS) Save() (*Snapshot, error) {
+	s := &Snapshot{tfs: t, values: map[string]string{}, options: map[string]string{}}
+	for _, n := range valueNodes {
+		if !t.Exists(n) {
+			continue
+		}
+		v, err := t.ReadTrimmed(n)
+		if err != nil {
+			return nil, fmt.Errorf("save %s: %w", n, err)
+		}
+		s.values[n] = v
+	}
+	opts, err := os.ReadDir(t.Path("options"))
+	if err != nil {
+		return nil, fmt.Errorf("save options: %w", err)
+	}
+	for _, o := range opts {
+		v, err := t.ReadTrimmed("options/" + o.Name())
+		if err != nil {
+			return nil, fmt.Errorf("save options/%s: %w", o.Name(), err)
+		}
+		s.options[o.Name()] = v
+	}
+	if s.events, err = t.lines("set_event"); err != nil {
+		return nil, err
+	}
+	if t.Exists("set_ftrace_filter") {
+		if s.filter, err = t.ftraceFilter(); err != nil {
+			return nil, err
+		}
+	}
+	if s.instances, err = t.Instances(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Instances lists the names under instances/.
+func (t *TraceFS) Instances() ([]string, error) {
+	if !t.Exists("instances") {
+		return nil, nil
+	}
+	entries, err := os.ReadDir(t.Path("instances"))
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names, nil
+}
+
+func (t *TraceFS) lines(node string) ([]string, error) {
+	text, err := t.Read(node)
+	if err != nil {
+		return nil, fmt.Errorf("save %s: %w", node, err)
+	}
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// ftraceFilter returns the function filter, nil meaning "all functions".
+func (t *TraceFS) ftraceFilter() ([]string, error) {
+	l, err := t.lines("set_ftrace_filter")
+	if len(l) == 0 {
+		return nil, err
+	}
+	return l, err
+}
+
+// Restore writes back every setting that differs from the snapshot and
+// removes instances made since. It keeps going past errors and returns
+// them all.
+func (s *Snapshot) Restore() error {
+	t := s.tfs
+	var errs []error
+	try := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// Quiet the buffer while settings move; tracing_on is put back last.
+	try(t.Write("tracing_on", "0"))
+	if now, _ := t.ReadTrimmed("current_tracer"); now != s.values["current_tracer"] {
+		try(t.Write("current_tracer", s.values["current_tracer"]))
+	}
+	for name, want := range s.options {
+		if now, err := t.ReadTrimmed("options/" + name); err == nil && now != want {
+			try(t.Write("options/"+name, want))
+		}
+	}
+	if now, err := t.lines("set_event"); err == nil && !slices.Equal(now, s.events) {
+		try(t.Write("set_event", ""))
+		for _, e := range s.events {
+			try(t.Append("set_event", e))
+		}
+	}
+	if t.Exists("set_ftrace_filter") {
+		if now, err := t.ftraceFilter(); err == nil && !slices.Equal(now, s.filter) {
+			try(t.Write("set_ftrace_filter", ""))
+			for _, f := range s.filter {
+				try(t.Append("set_ftrace_filter", f))
+			}
+		}
+	}
+	if now, err := t.Instances(); err == nil {
+		for _, name := range now {
+			if !slices.Contains(s.instances, name) {
+				try(os.Remove(t.Path("instances/" + name)))
+			}
+		}
+	}
+	if now, _ := t.ReadTrimmed("buffer_size_kb"); bufferKB(now) != bufferKB(s.values["buffer_size_kb"]) {
+		try(t.Write("buffer_size_kb", bufferKB(s.values["buffer_size_kb"])))
+	}
+	try(t.Write("tracing_on", s.values["tracing_on"]))
+	return errors.Join(errs...)
+}
+
+// Drift lists the settings that differ from the snapshot, as
+// "node: got X, want Y". Empty means everything is as it was.
+func (s *Snapshot) Drift() []string {
+	now, err := s.tfs.Save()
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var d []string
+	differ := func(node, got, want string) {
+		if got != want {
+			d = append(d, fmt.Sprintf("%s: got %q, want %q", node, got, want))
+		}
+	}
+	for _, n := range valueNodes {
+		if n == "buffer_size_kb" {
+			differ(n, bufferKB(now.values[n]), bufferKB(s.values[n]))
+		} else {
+			differ(n, now.values[n], s.values[n])
+		}
+	}
+	for name, want := range s.options {
+		differ("options/"+name, now.options[name], want)
+	}
+	differ("set_event", strings.Join(now.events, ","), strings.Join(s.events, ","))
+	differ("set_ftrace_filter", strings.Join(now.filter, ","), strings.Join(s.filter, ","))
+	differ("instances/", strings.Join(now.instances, ","), strings.Join(s.instances, ","))
+	return d
+}
+
+// bufferKB is the per-CPU buffer size a buffer_size_kb reading stands for. A
+// buffer not yet in use reads "7 (expanded: 1408)" and grows to 1408 on first
+// use, so the expanded figure is the one to compare and to write back.
+func bufferKB(v string) string {
+	if _, after, ok := strings.Cut(v, "(expanded: "); ok {
+		return strings.TrimSuffix(after, ")")
+	}
+	return strings.TrimSpace(v)
+}

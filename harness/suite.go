@@ -1,0 +1,116 @@
+package harness
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+
+	"github.com/ftrace-stackmap/conformance/outcome"
+)
+
+// Profiles of the stackmap contract; v4 is the default.
+const (
+	ProfileV4 = "v4"
+	ProfileV3 = "v3"
+)
+
+var (
+	root     *TraceFS
+	bootTime *Snapshot
+	profile  = ProfileV4
+)
+
+// RegisterFlags adds the suite's own flags to a test binary's flag set.
+func RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&profile, "smct.profile", ProfileV4, "contract profile to check: v4 or v3")
+}
+
+// Profile is the contract profile this run checks.
+func Profile() string { return profile }
+
+// SetUpSuite opens tracefs and saves every setting before any spec runs; at
+// the end of the suite it restores them and fails the suite if anything still
+// differs. Call it from BeforeSuite.
+func SetUpSuite() {
+	if profile != ProfileV4 && profile != ProfileV3 {
+		Fail(fmt.Sprintf("unknown profile %q: want v4 or v3", profile))
+	}
+	t, err := OpenTraceFS()
+	if err != nil {
+		Fail(err.Error())
+	}
+	snap, err := t.Save()
+	if err != nil {
+		Fail(fmt.Sprintf("cannot save tracefs settings: %v", err))
+	}
+	root, bootTime = t, snap
+	DeferCleanup(func() error {
+		if err := snap.Restore(); err != nil {
+			return fmt.Errorf("restoring tracefs settings: %w", err)
+		}
+		if drift := snap.Drift(); len(drift) > 0 {
+			return fmt.Errorf("tracefs settings differ after restore: %s", strings.Join(drift, "; "))
+		}
+		return nil
+	}, Offset(1))
+}
+
+// Root is the tracefs the suite runs against.
+func Root() *TraceFS {
+	if root == nil {
+		Fail(outcome.UnresolvedPrefix + "tracefs not opened: SetUpSuite did not run")
+	}
+	return root
+}
+
+// AtStart is the snapshot of the settings taken before the first spec,
+// which for a run right after boot are the boot-time settings.
+func AtStart() *Snapshot { return bootTime }
+
+// Option returns an option's value in the snapshot, and whether it existed.
+func (s *Snapshot) Option(name string) (string, bool) {
+	v, ok := s.options[name]
+	return v, ok
+}
+
+// Set writes value to node and restores the old value when the spec ends.
+// A failed write means the spec cannot set up: UNRESOLVED.
+func Set(t *TraceFS, node, value string) {
+	old, err := t.ReadTrimmed(node)
+	if err != nil {
+		Unresolved("cannot read %s: %v", node, err)
+	}
+	if err := t.Write(node, value); err != nil {
+		Unresolved("cannot write %q to %s: %v", value, node, err)
+	}
+	DeferCleanup(t.Write, node, old, Offset(1))
+}
+
+// The workload: the suite binary run again with this variable set exits at
+// once, making exactly one sched_process_exec event with a known filename.
+const workloadEnv = "SMCT_WORKLOAD"
+
+// WorkloadFilename is what sched_process_exec reports for a workload run.
+const WorkloadFilename = "/proc/self/exe"
+
+func init() {
+	if os.Getenv(workloadEnv) == "noop" {
+		os.Exit(0)
+	}
+}
+
+// RunWorkload execs this binary n times, each exiting at once.
+func RunWorkload(n int) error {
+	for i := 0; i < n; i++ {
+		cmd := exec.Command(WorkloadFilename)
+		cmd.Env = append(os.Environ(), workloadEnv+"=noop")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("workload run %d: %v: %s", i, err, out)
+		}
+	}
+	return nil
+}

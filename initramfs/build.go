@@ -1,0 +1,164 @@
+// Package initramfs builds the guest's initramfs: the init (./initramfs/init)
+// and the compiled suite (./suites), cross-compiled with the Go toolchain and
+// written with u-root's cpio package. A run appends a small second archive
+// holding its RunConfig; the kernel unpacks concatenated archives in order.
+package initramfs
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/u-root/u-root/pkg/cpio"
+	"golang.org/x/sync/errgroup"
+)
+
+// GoArch maps the suite's arch names to GOARCH.
+var GoArch = map[string]string{"arm64": "arm64", "x86_64": "amd64"}
+
+// Builder makes initramfs images for one arch.
+type Builder struct {
+	ModuleDir string // the project's root, where go.mod is
+	OutDir    string // build/<arch>
+	Arch      string
+}
+
+// Build compiles the guest programs and writes OutDir/initramfs.cpio,
+// rewriting it only when a program changed. It returns the archive's path.
+func (b Builder) Build(ctx context.Context) (string, error) {
+	goarch, ok := GoArch[b.Arch]
+	if !ok {
+		return "", fmt.Errorf("initramfs: unknown arch %q", b.Arch)
+	}
+	if err := os.MkdirAll(b.OutDir, 0o755); err != nil {
+		return "", err
+	}
+	initBin := filepath.Join(b.OutDir, "init")
+	suiteBin := filepath.Join(b.OutDir, "suites.test")
+	var g errgroup.Group
+	g.Go(func() error { return b.goTool(ctx, goarch, "build", "-o", initBin, "./initramfs/init") })
+	g.Go(func() error { return b.goTool(ctx, goarch, "test", "-c", "-o", suiteBin, "./suites") })
+	if err := g.Wait(); err != nil {
+		return "", err
+	}
+	out := filepath.Join(b.OutDir, "initramfs.cpio")
+	key, err := hashFiles(initBin, suiteBin)
+	if err != nil {
+		return "", err
+	}
+	if old, err := os.ReadFile(out + ".key"); err == nil && string(old) == key {
+		if _, err := os.Stat(out); err == nil {
+			return out, nil
+		}
+	}
+	records := []cpio.Record{
+		cpio.Directory("dev", 0o755),
+		cpio.CharDev("dev/console", 0o600, 5, 1),
+		cpio.Directory("etc", 0o755),
+		cpio.Directory("etc/smct", 0o755),
+		cpio.Directory("proc", 0o555),
+		cpio.Directory("sys", 0o555),
+		cpio.Directory("tmp", 0o1777),
+	}
+	for _, f := range []struct{ src, dst string }{{initBin, InitPath}, {suiteBin, SuitePath}} {
+		data, err := os.ReadFile(f.src)
+		if err != nil {
+			return "", err
+		}
+		records = append(records, cpio.StaticFile(strings.TrimPrefix(f.dst, "/"), string(data), 0o755))
+	}
+	if err := writeArchive(out, records); err != nil {
+		return "", err
+	}
+	return out, os.WriteFile(out+".key", []byte(key), 0o644)
+}
+
+func (b Builder) goTool(ctx context.Context, goarch string, args ...string) error {
+	args = append(args[:1], append([]string{"-trimpath", "-ldflags=-s -w"}, args[1:]...)...)
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = b.ModuleDir
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+goarch, "CGO_ENABLED=0")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go %s for %s: %v\n%s", strings.Join(args, " "), goarch, err, stderr.String())
+	}
+	return nil
+}
+
+// WithRunConfig writes out = base followed by an archive holding cfg.
+func WithRunConfig(base, out string, cfg RunConfig) error {
+	js, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	src, err := os.Open(base)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return err
+	}
+	w := cpio.Newc.Writer(dst)
+	rec := cpio.StaticFile(strings.TrimPrefix(RunConfigPath, "/"), string(js), 0o644)
+	if err := cpio.WriteRecordsAndDirs(w, []cpio.Record{cpio.MakeReproducible(rec)}); err != nil {
+		dst.Close()
+		return err
+	}
+	if err := cpio.WriteTrailer(w); err != nil {
+		dst.Close()
+		return err
+	}
+	return dst.Close()
+}
+
+func writeArchive(path string, records []cpio.Record) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	w := cpio.Newc.Writer(f)
+	cpio.MakeAllReproducible(records)
+	if err := cpio.WriteRecordsAndDirs(w, records); err == nil {
+		err = cpio.WriteTrailer(w)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("initramfs: write %s: %w", path, err)
+	}
+	return os.Rename(tmp, path)
+}
+
+func hashFiles(paths ...string) (string, error) {
+	h := sha256.New()
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return "", err
+		}
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return "", err
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

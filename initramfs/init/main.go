@@ -1,0 +1,134 @@
+// Command init is PID 1 of the test guest. It mounts what the suite needs,
+// runs the compiled suite with the arguments the host put in
+// /etc/smct/run.json, writes the reports to the console as checked frames
+// (package frame), and powers the machine off.
+//
+// The host trusts nothing but those frames: anything that goes wrong here
+// is reported as a guest error line and ends in power-off, never in a
+// silent hang.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/u-root/u-root/pkg/libinit"
+	"golang.org/x/sys/unix"
+
+	"github.com/ftrace-stackmap/conformance/frame"
+	"github.com/ftrace-stackmap/conformance/initramfs"
+)
+
+var rootfs = []libinit.Creator{
+	libinit.Dir{Name: "/dev", Mode: 0o755},
+	libinit.Mount{Source: "devtmpfs", Target: "/dev", FSType: "devtmpfs"},
+	libinit.Dir{Name: "/proc", Mode: 0o555},
+	libinit.Mount{Source: "proc", Target: "/proc", FSType: "proc"},
+	libinit.Dir{Name: "/sys", Mode: 0o555},
+	libinit.Mount{Source: "sysfs", Target: "/sys", FSType: "sysfs"},
+	libinit.Dir{Name: "/tmp", Mode: 0o1777},
+	libinit.Mount{Source: "tmpfs", Target: "/tmp", FSType: "tmpfs"},
+}
+
+const reportPath = "/tmp/report.json"
+
+func main() {
+	console, err := os.OpenFile("/dev/console", os.O_RDWR, 0)
+	if err != nil {
+		// Without a console nothing can reach the host; the host will see
+		// no frames and call the run an infrastructure error.
+		powerOff()
+	}
+	os.Stdout, os.Stderr = console, console
+	log.SetOutput(console)
+	log.SetPrefix("smct-init: ")
+	log.SetFlags(0)
+
+	code, err := run(console)
+	if err != nil {
+		frame.WriteGuestError(console, err.Error())
+	} else {
+		frame.WriteExit(console, code)
+	}
+	unix.Sync()
+	// Wait until the UART has sent everything: what is still queued at
+	// power-off is lost.
+	unix.IoctlSetInt(int(console.Fd()), unix.TCSBRK, 1)
+	powerOff()
+}
+
+func run(console io.Writer) (int, error) {
+	libinit.Create(rootfs, false)
+	// Keep kernel messages off the console so they cannot cut a frame; the
+	// kernel log travels in its own frame instead.
+	if err := setConsoleLogLevel(1); err != nil {
+		log.Printf("cannot lower the console log level: %v", err)
+	}
+	cfg, err := initramfs.ReadRunConfig(initramfs.RunConfigPath)
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.TimeoutSeconds)*time.Second)
+	defer cancel()
+	args := append([]string{"-ginkgo.json-report=" + reportPath}, cfg.Args...)
+	cmd := exec.CommandContext(ctx, initramfs.SuitePath, args...)
+	cmd.Stdout, cmd.Stderr = console, console
+	cmd.Dir = "/tmp"
+	cmd.Env = append(os.Environ(), "HOME=/tmp", "PATH=/")
+	log.Printf("running %s %q", initramfs.SuitePath, args)
+	err = cmd.Run()
+	code := cmd.ProcessState.ExitCode()
+	var exitErr *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		return 0, fmt.Errorf("suite did not finish within %ds", cfg.TimeoutSeconds)
+	case err != nil && !errors.As(err, &exitErr):
+		return 0, fmt.Errorf("cannot run %s: %v", initramfs.SuitePath, err)
+	case code < 0:
+		return 0, fmt.Errorf("suite killed: %v", err)
+	}
+	report, err := os.ReadFile(reportPath)
+	if err != nil {
+		return 0, fmt.Errorf("suite exited %d without a report: %v", code, err)
+	}
+	if err := frame.Write(console, filepath.Base(reportPath), report); err != nil {
+		return 0, err
+	}
+	if err := frame.Write(console, "dmesg.txt", kernelLog()); err != nil {
+		return 0, err
+	}
+	return code, nil
+}
+
+// setConsoleLogLevel is syslog(2) SYSLOG_ACTION_CONSOLE_LEVEL.
+func setConsoleLogLevel(level int) error {
+	_, _, errno := unix.Syscall(unix.SYS_SYSLOG, unix.SYSLOG_ACTION_CONSOLE_LEVEL, 0, uintptr(level))
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+func kernelLog() []byte {
+	buf := make([]byte, 1<<20)
+	n, err := unix.Klogctl(unix.SYSLOG_ACTION_READ_ALL, buf)
+	if err != nil {
+		return fmt.Appendf(nil, "cannot read the kernel log: %v\n", err)
+	}
+	return buf[:n]
+}
+
+func powerOff() {
+	unix.Reboot(unix.LINUX_REBOOT_CMD_POWER_OFF)
+	// Without ACPI an x86 kernel cannot power off; QEMU's -no-reboot turns a
+	// restart into an exit.
+	unix.Reboot(unix.LINUX_REBOOT_CMD_RESTART)
+	select {}
+}

@@ -1,0 +1,98 @@
+// Package baseline checks the parts of ftrace every tracing kernel has. If
+// these fail, the stackmap results of the same run mean little.
+package baseline
+
+import (
+	"os"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/u-root/u-root/pkg/cmdline"
+
+	"github.com/ftrace-stackmap/conformance/harness"
+)
+
+var _ = Describe("ftrace baseline", Label("baseline"), func() {
+	var tfs *harness.TraceFS
+	BeforeEach(func() { tfs = harness.Root() })
+
+	harness.ReqIt("BASE-TRACEFS-01", "finds tracefs with a readable trace file and the nop tracer", func() {
+		Expect(tfs.Read("trace")).To(ContainSubstring("# tracer:"))
+		Expect(tfs.Read("available_tracers")).To(ContainSubstring("nop"))
+	})
+
+	harness.ReqIt("BASE-ONOFF-01", "turns tracing_on off and on again", func() {
+		harness.Set(tfs, "tracing_on", "1")
+		for _, v := range []string{"0", "1", "0", "1"} {
+			Expect(tfs.Write("tracing_on", v)).To(Succeed())
+			Expect(tfs.ReadTrimmed("tracing_on")).To(Equal(v))
+		}
+	})
+
+	harness.ReqIt("BASE-OPTS-01", "toggles a token through trace_options and options/ agrees", func() {
+		harness.Set(tfs, "options/sym-offset", "1")
+		for _, tc := range []struct{ token, option string }{{"nosym-offset", "0"}, {"sym-offset", "1"}} {
+			Expect(tfs.Write("trace_options", tc.token)).To(Succeed())
+			Expect(tfs.ReadTrimmed("options/sym-offset")).To(Equal(tc.option))
+			Expect(lines(tfs, "trace_options")).To(ContainElement(tc.token))
+		}
+	})
+
+	harness.ReqIt("BASE-INST-01", "makes an instance with its own trace files and removes it", func() {
+		harness.Require(tfs, harness.Node("instances"))
+		dir := tfs.Path("instances/smct-baseline")
+		Expect(os.Mkdir(dir, 0o755)).To(Succeed())
+		DeferCleanup(func() { os.Remove(dir) })
+		inst := tfs.Instance("smct-baseline")
+		Expect(inst.Exists("trace")).To(BeTrue(), "instance has no trace file")
+		Expect(inst.Exists("tracing_on")).To(BeTrue(), "instance has no tracing_on file")
+		Expect(os.Remove(dir)).To(Succeed())
+		Expect(tfs.Exists("instances/smct-baseline")).To(BeFalse())
+	})
+
+	harness.ReqIt("BASE-EVENT-01", "records each sched_process_exec of a known workload in trace", func() {
+		harness.Require(tfs, harness.Event("sched/sched_process_exec"))
+		harness.Set(tfs, "tracing_on", "0")
+		Expect(tfs.Write("trace", "")).To(Succeed())
+		harness.Set(tfs, "events/sched/sched_process_exec/enable", "1")
+		Expect(tfs.Write("tracing_on", "1")).To(Succeed())
+		const runs = 3
+		Expect(harness.RunWorkload(runs)).To(Succeed())
+		Expect(tfs.Write("tracing_on", "0")).To(Succeed())
+		text, err := tfs.Read("trace")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strings.Count(text, "filename="+harness.WorkloadFilename+" ")).To(Equal(runs),
+			"sched_process_exec lines for the workload in:\n%s", text)
+	})
+
+	harness.ReqIt("BASE-BOOTOPT-01", "reflects trace_options= from the kernel command line at boot", func() {
+		value, ok := cmdline.Flag("trace_options")
+		if !ok || value == "" {
+			harness.Unsupported("the kernel was booted without trace_options=")
+		}
+		checked := 0
+		for _, token := range strings.Split(value, ",") {
+			name, want := strings.TrimPrefix(token, "no"), "0"
+			if name == token {
+				want = "1"
+			}
+			got, exists := harness.AtStart().Option(name)
+			if !exists {
+				By("skipping " + token + ": no options/" + name + " on this kernel")
+				continue
+			}
+			Expect(got).To(Equal(want), "options/%s at boot with trace_options=%s", name, value)
+			checked++
+		}
+		if checked == 0 {
+			harness.Unsupported("no token of trace_options=%s has an options/ file", value)
+		}
+	})
+})
+
+func lines(tfs *harness.TraceFS, node string) []string {
+	text, err := tfs.Read(node)
+	Expect(err).NotTo(HaveOccurred())
+	return strings.Split(strings.TrimSpace(text), "\n")
+}

@@ -1,0 +1,25 @@
+// Package suites is the conformance suite's single test binary: the
+// baseline ftrace specs and the stackmap specs, compiled with `go test -c`
+// and run inside the guest (or directly on a machine, in live mode).
+package suites
+
+import (
+	"flag"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/ftrace-stackmap/conformance/harness"
+	_ "github.com/ftrace-stackmap/conformance/suites/baseline"
+	_ "github.com/ftrace-stackmap/conformance/suites/stackmap"
+)
+
+func init() { harness.RegisterFlags(flag.CommandLine) }
+
+func TestConformance(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "ftrace stackmap conformance")
+}
+
+var _ = BeforeSuite(harness.SetUpSuite)
