@@ -1,0 +1,127 @@
+// Command smct runs the ftrace stackmap conformance suite.
+//
+// Synopsis:
+//
+//	smct qemu-test -arch arm64|x86_64 [-kernel PATH | -image ENTRY] [-profile v4|v3] [-labels FILTER]
+//
+// qemu-test boots a kernel under QEMU with the suite as its init and prints a
+// verdict per spec, ending with "N passed, N failed, N skipped". Reports go
+// to results/<run>/ and results/latest points at the newest run.
+//
+// Exit status: 0 no spec failed, 1 a spec failed, 2 no trustworthy verdict.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ftrace-stackmap/conformance/run"
+)
+
+const (
+	exitFailed    = 1
+	exitNoVerdict = 2
+)
+
+func main() {
+	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func realMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "qemu-test" {
+		fmt.Fprintln(stderr, "usage: smct qemu-test -arch arm64|x86_64 [-kernel PATH | -image ENTRY] [-profile v4|v3] [-labels FILTER]")
+		return exitNoVerdict
+	}
+	fs := flag.NewFlagSet("qemu-test", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := run.Options{Progress: stderr}
+	fs.StringVar(&o.Arch, "arch", "", "arm64 or x86_64")
+	fs.StringVar(&o.Kernel, "kernel", "", "kernel image to boot (overrides -image)")
+	fs.StringVar(&o.Image, "image", "", "images.lock entry to boot (default: the lock's default)")
+	fs.StringVar(&o.Profile, "profile", "v4", "contract profile: v4 or v3")
+	fs.StringVar(&o.Labels, "labels", "", "Ginkgo label filter, e.g. 'SM-RESET-01 || baseline'")
+	fs.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "limit for the whole boot")
+	fs.StringVar(&o.ResultsDir, "results", "results", "where run directories go")
+	fs.StringVar(&o.LockFile, "lock", "images.lock", "the image lock file")
+	bootArgs := fs.String("append", "", "extra kernel command line words")
+	echo := fs.Bool("console", false, "copy the guest console to stderr as it arrives")
+	if err := fs.Parse(args[1:]); err != nil {
+		return exitNoVerdict
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "qemu-test: unexpected argument %q\n", fs.Arg(0))
+		return exitNoVerdict
+	}
+	o.BootArgs = strings.Fields(*bootArgs)
+	if *echo {
+		o.Echo = stderr
+	}
+	var err error
+	if o.ModuleDir, err = moduleDir(); err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitNoVerdict
+	}
+	o.CacheDir = cacheDir()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	res, err := run.QemuTest(ctx, o)
+	if err != nil {
+		var ie *run.InfraError
+		if !errors.As(err, &ie) {
+			ie = &run.InfraError{Reason: err.Error()}
+		}
+		if res != nil && res.Dir != "" {
+			os.WriteFile(filepath.Join(res.Dir, "verdict.txt"), []byte("NO VERDICT: "+ie.Reason+"\n"), 0o644)
+			fmt.Fprintf(stdout, "results: %s\n", res.Dir)
+		}
+		fmt.Fprintf(stdout, "NO VERDICT: %s\n", ie.Reason)
+		fmt.Fprintln(stdout, "0 passed, 0 failed, 0 skipped")
+		return exitNoVerdict
+	}
+	s := res.Summary
+	var b strings.Builder
+	fmt.Fprintf(&b, "kernel: %s (sha256 %s)\narch: %s, profile: %s, boot %.1fs\n\n", res.Kernel, res.KernelSHA[:16], o.Arch, o.Profile, res.Boot.Duration.Seconds())
+	s.WriteSpecs(&b)
+	b.WriteString("\nrequirements:\n")
+	s.WriteCoverage(&b)
+	fmt.Fprintf(&b, "\nresults: %s\n", res.Dir)
+	b.WriteString(s.ClosingLine() + "\n")
+	os.WriteFile(filepath.Join(res.Dir, "summary.txt"), []byte(b.String()), 0o644)
+	io.WriteString(stdout, b.String())
+	return s.ExitCode()
+}
+
+// moduleDir finds the project's root (where go.mod is) from the working directory.
+func moduleDir() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		if d == filepath.Dir(d) {
+			return "", fmt.Errorf("run smct inside the project: no go.mod above %s", dir)
+		}
+	}
+}
+
+func cacheDir() string {
+	if d := os.Getenv("SMCT_CACHE"); d != "" {
+		return d
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "stackmap-conformance")
+	}
+	return filepath.Join(os.TempDir(), "stackmap-conformance")
+}

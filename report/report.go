@@ -1,0 +1,178 @@
+// Package report turns the Ginkgo report a guest sent back into what the
+// user reads: a verdict per spec in ftracetest's classes, requirement
+// coverage, totals, an exit status, and JUnit.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2/reporters"
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/ftrace-stackmap/conformance/harness"
+	"github.com/ftrace-stackmap/conformance/outcome"
+)
+
+// Spec is one spec's verdict.
+type Spec struct {
+	Text    string
+	IDs     []string
+	Class   outcome.Class
+	Message string // the first line of the failure or skip reason
+}
+
+// Summary is one run's result.
+type Summary struct {
+	Specs []Spec
+	// SuiteProblems are failures outside any spec (suite setup, the final
+	// restore of tracefs settings): the run cannot be trusted with them.
+	SuiteProblems []string
+	Succeeded     bool // Ginkgo's own verdict on the suite
+}
+
+// Parse reads Ginkgo's JSON report (a list of suite reports).
+func Parse(data []byte) ([]types.Report, error) {
+	var reports []types.Report
+	if err := json.Unmarshal(data, &reports); err != nil {
+		return nil, fmt.Errorf("report.json: %v", err)
+	}
+	if len(reports) == 0 {
+		return nil, fmt.Errorf("report.json: no suite report")
+	}
+	return reports, nil
+}
+
+// Summarize classifies every spec of the reports.
+func Summarize(reports []types.Report) Summary {
+	s := Summary{Succeeded: true}
+	for _, r := range reports {
+		s.Succeeded = s.Succeeded && r.SuiteSucceeded
+		for _, sr := range r.SpecReports {
+			if sr.LeafNodeType != types.NodeTypeIt {
+				if sr.State.Is(types.SpecStateFailureStates) {
+					s.SuiteProblems = append(s.SuiteProblems, fmt.Sprintf("%s: %s", sr.LeafNodeType, firstLine(sr.Failure.Message)))
+				}
+				continue
+			}
+			c := outcome.Of(sr)
+			if c == outcome.NotRun {
+				continue
+			}
+			s.Specs = append(s.Specs, Spec{
+				Text:    strings.TrimSpace(sr.FullText()),
+				IDs:     harness.IDsOf(sr.Labels()),
+				Class:   c,
+				Message: oneLine(strings.TrimPrefix(strings.TrimPrefix(sr.Failure.Message, outcome.UnsupportedPrefix), outcome.UnresolvedPrefix)),
+			})
+		}
+	}
+	return s
+}
+
+// Count returns how many specs are in a class.
+func (s Summary) Count(c outcome.Class) int {
+	n := 0
+	for _, sp := range s.Specs {
+		if sp.Class == c {
+			n++
+		}
+	}
+	return n
+}
+
+// Totals are the three numbers of the closing line. UNRESOLVED counts as
+// failed: it is not a pass, and not a reasoned skip.
+func (s Summary) Totals() (passed, failed, skipped int) {
+	return s.Count(outcome.Pass), s.Count(outcome.Fail) + s.Count(outcome.Unresolved), s.Count(outcome.Unsupported)
+}
+
+// ExitCode is 1 when a spec failed, 2 when the run cannot be trusted
+// (unresolved specs, suite problems, no spec at all), else 0.
+func (s Summary) ExitCode() int {
+	switch {
+	case s.Count(outcome.Fail) > 0:
+		return 1
+	case s.Count(outcome.Unresolved) > 0, len(s.SuiteProblems) > 0, len(s.Specs) == 0:
+		return 2
+	}
+	return 0
+}
+
+// Coverage is each requirement's verdict: the worst class among its specs.
+func (s Summary) Coverage() map[string]outcome.Class {
+	rank := map[outcome.Class]int{outcome.Pass: 0, outcome.Unsupported: 1, outcome.Unresolved: 2, outcome.Fail: 3}
+	cov := map[string]outcome.Class{}
+	for _, sp := range s.Specs {
+		for _, id := range sp.IDs {
+			if old, ok := cov[id]; !ok || rank[sp.Class] > rank[old] {
+				cov[id] = sp.Class
+			}
+		}
+	}
+	return cov
+}
+
+// ClosingLine is the last line of every run.
+func (s Summary) ClosingLine() string {
+	p, f, k := s.Totals()
+	return fmt.Sprintf("%d passed, %d failed, %d skipped", p, f, k)
+}
+
+// WriteSpecs prints one line per spec, with the reason for any that did not pass.
+func (s Summary) WriteSpecs(w io.Writer) {
+	for _, sp := range s.Specs {
+		line := fmt.Sprintf("%-11s %s", sp.Class, sp.Text)
+		if sp.Class != outcome.Pass && sp.Message != "" {
+			line += " -- " + sp.Message
+		}
+		fmt.Fprintln(w, line)
+	}
+	for _, p := range s.SuiteProblems {
+		fmt.Fprintf(w, "%-11s %s\n", "SUITE", p)
+	}
+}
+
+// WriteCoverage prints requirement coverage, one ID a line, sorted.
+func (s Summary) WriteCoverage(w io.Writer) {
+	cov := s.Coverage()
+	ids := make([]string, 0, len(cov))
+	for id := range cov {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		fmt.Fprintf(w, "  %-16s %s\n", id, cov[id])
+	}
+}
+
+// WriteJUnit writes the reports as JUnit XML (one file, all suites).
+func WriteJUnit(reports []types.Report, path string) error {
+	if len(reports) == 1 {
+		return reporters.GenerateJUnitReport(reports[0], path)
+	}
+	merged := reports[0]
+	for _, r := range reports[1:] {
+		merged.SpecReports = append(merged.SpecReports, r.SpecReports...)
+		merged.SuiteSucceeded = merged.SuiteSucceeded && r.SuiteSucceeded
+	}
+	return reporters.GenerateJUnitReport(merged, path)
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return l
+}
+
+// oneLine squeezes a failure message (Gomega's span several lines) into one
+// line short enough for a terminal or a mail.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 240 {
+		s = s[:237] + "..."
+	}
+	return s
+}

@@ -1,0 +1,295 @@
+// Package run performs one conformance run under QEMU: it checks the inputs,
+// prepares the kernel and the initramfs, boots, and turns what came back into
+// a verdict. Anything that leaves no trustworthy verdict is an *InfraError.
+package run
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ftrace-stackmap/conformance/debian"
+	"github.com/ftrace-stackmap/conformance/frame"
+	"github.com/ftrace-stackmap/conformance/images"
+	"github.com/ftrace-stackmap/conformance/initramfs"
+	"github.com/ftrace-stackmap/conformance/kimage"
+	"github.com/ftrace-stackmap/conformance/qemu"
+	"github.com/ftrace-stackmap/conformance/report"
+)
+
+// Options are the user's choices for one run.
+type Options struct {
+	Arch       string
+	Kernel     string // a kernel image path; overrides Image
+	Image      string // an images.lock entry; "" for the lock's default
+	Profile    string // v4 or v3
+	Labels     string // Ginkgo label filter
+	BootArgs   []string
+	Timeout    time.Duration
+	ModuleDir  string // the project's root
+	LockFile   string
+	CacheDir   string
+	ResultsDir string    // parent of the run directories
+	Progress   io.Writer // one line per step
+	Echo       io.Writer // the guest console, if wanted live
+}
+
+// InfraError means the run gave no verdict to trust, and says why.
+type InfraError struct{ Reason string }
+
+func (e *InfraError) Error() string { return e.Reason }
+
+func infra(format string, args ...any) error {
+	return &InfraError{Reason: fmt.Sprintf(format, args...)}
+}
+
+// Result is what one run produced.
+type Result struct {
+	Dir       string // results/<run>
+	Kernel    string // the image booted
+	KernelSHA string
+	Summary   report.Summary
+	Boot      *qemu.Result
+}
+
+// DefaultBootArgs are added to every boot. The trace_options token lets the
+// baseline check that the kernel honours options given at boot.
+var DefaultBootArgs = []string{"trace_options=noannotate"}
+
+// QemuTest runs the suite once under QEMU. On an infrastructure problem it
+// returns an *InfraError, with the run directory (console log kept) in Result.
+func QemuTest(ctx context.Context, o Options) (*Result, error) {
+	m, ok := qemu.Machines[o.Arch]
+	if !ok {
+		return nil, infra("ARCH=%q: want arm64 or x86_64", o.Arch)
+	}
+	if o.Profile != "v4" && o.Profile != "v3" {
+		return nil, infra("PROFILE=%q: want v4 or v3", o.Profile)
+	}
+	if err := debian.Ensure(o.Progress, debian.Need{Program: m.Binary, Package: m.Package}); err != nil {
+		return nil, infra("%v", err)
+	}
+	kernel, err := o.kernel()
+	if err != nil {
+		return nil, err
+	}
+	bootable, err := o.bootable(kernel)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Kernel: kernel}
+	if res.KernelSHA, err = fileSHA256(kernel); err != nil {
+		return nil, infra("%v", err)
+	}
+	if res.Dir, err = newRunDir(o.ResultsDir, o.Arch); err != nil {
+		return nil, infra("%v", err)
+	}
+
+	step := o.step("building initramfs (%s)", o.Arch)
+	b := initramfs.Builder{ModuleDir: o.ModuleDir, OutDir: filepath.Join(o.ModuleDir, "build", o.Arch), Arch: o.Arch}
+	base, err := b.Build(ctx)
+	if err != nil {
+		return res, infra("building the initramfs: %v", err)
+	}
+	step()
+	initrd := filepath.Join(res.Dir, "initrd.cpio")
+	defer os.Remove(initrd) // big, and rebuilt in well under a second
+	guestTimeout := o.Timeout - 20*time.Second
+	if guestTimeout < 10*time.Second {
+		guestTimeout = o.Timeout / 2
+	}
+	cfg := initramfs.RunConfig{Args: o.suiteArgs(), TimeoutSeconds: int(guestTimeout.Seconds())}
+	if err := initramfs.WithRunConfig(base, initrd, cfg); err != nil {
+		return res, infra("writing the run configuration: %v", err)
+	}
+
+	boot := qemu.Boot{Machine: m, Kernel: bootable, Initrd: initrd, Append: append(append([]string{}, DefaultBootArgs...), o.BootArgs...),
+		Timeout: o.Timeout, ConsoleLog: filepath.Join(res.Dir, "console.log"), Echo: o.Echo}
+	step = o.step("booting %s under %s (timeout %s)", filepath.Base(kernel), m.Binary, o.Timeout)
+	res.Boot, err = qemu.Run(ctx, boot)
+	if err != nil {
+		return res, infra("%v", err)
+	}
+	step()
+	os.WriteFile(filepath.Join(res.Dir, "qemu-command.txt"), []byte(shellQuote(res.Boot.Command)+"\n"), 0o644)
+	return res, res.verdict()
+}
+
+// verdict reads the frames the guest sent and decides whether they can be
+// trusted; only then is there a summary.
+func (r *Result) verdict() error {
+	log := filepath.Join(r.Dir, "console.log")
+	f, err := os.Open(log)
+	if err != nil {
+		return infra("%v", err)
+	}
+	defer f.Close()
+	c, err := frame.Decode(f)
+	if err != nil {
+		return infra("reading %s: %v", log, err)
+	}
+	for name, data := range c.Files {
+		os.WriteFile(filepath.Join(r.Dir, name), data, 0o644)
+	}
+	switch {
+	case r.Boot.Panic != "":
+		return infra("guest kernel panicked: %s (see %s)", r.Boot.Panic, log)
+	case r.Boot.TimedOut:
+		return infra("guest did not power off within %s: hung? (see %s)", r.Boot.Duration.Round(time.Second), log)
+	case len(c.GuestErrors) > 0:
+		return infra("guest: %s (see %s)", c.GuestErrors[0], log)
+	case len(c.Problems) > 0:
+		return infra("result from the guest is damaged: %v (see %s)", c.Problems[0], log)
+	case c.Files["report.json"] == nil || !c.HaveExit:
+		return infra("guest sent no complete result: no init output? (see %s)", log)
+	}
+	reports, err := report.Parse(c.Files["report.json"])
+	if err != nil {
+		return infra("%v", err)
+	}
+	if err := report.WriteJUnit(reports, filepath.Join(r.Dir, "junit.xml")); err != nil {
+		return infra("writing junit.xml: %v", err)
+	}
+	r.Summary = report.Summarize(reports)
+	if (c.Exit == 0) != r.Summary.Succeeded {
+		return infra("suite exit code %d disagrees with its report (succeeded=%v)", c.Exit, r.Summary.Succeeded)
+	}
+	return nil
+}
+
+func (o Options) suiteArgs() []string {
+	args := []string{"-ginkgo.v", "-ginkgo.no-color", "-ginkgo.fail-on-empty", "-smct.profile=" + o.Profile}
+	if o.Labels != "" {
+		args = append(args, "-ginkgo.label-filter="+o.Labels)
+	}
+	return args
+}
+
+// kernel resolves KERNEL= or IMAGE= (or the lock's default) to a file.
+func (o Options) kernel() (string, error) {
+	if o.Kernel != "" {
+		if _, err := os.Stat(o.Kernel); err != nil {
+			return "", infra("KERNEL=%s: %v", o.Kernel, errors.Unwrap(err))
+		}
+		return o.Kernel, nil
+	}
+	lock, err := images.Read(o.LockFile)
+	if err != nil {
+		return "", infra("%v", err)
+	}
+	name := o.Image
+	if name == "" {
+		name = lock.Default
+	}
+	e, err := lock.Entry(name)
+	if err != nil {
+		return "", infra("IMAGE=%s: %v", name, err)
+	}
+	path, err := images.Fetch(e, o.Arch, o.CacheDir, o.Progress)
+	if err != nil {
+		return "", infra("%v", err)
+	}
+	return path, nil
+}
+
+// bootable checks the kernel's arch before booting and, for an x86 bzImage,
+// unpacks the ELF vmlinux that QEMU boots through PVH.
+func (o Options) bootable(kernel string) (string, error) {
+	info, err := kimage.Inspect(kernel)
+	if errors.Is(err, kimage.ErrNotKernel) {
+		return "", infra("%s is not a kernel image (no ELF, arm64 Image or x86 bzImage header)", kernel)
+	}
+	if err != nil {
+		return "", infra("%v", err)
+	}
+	if info.Arch != o.Arch {
+		what := info.Arch
+		if what == "" {
+			what = info.Detail
+		}
+		return "", infra("%s is a %s kernel (%s), but ARCH=%s", kernel, what, info.Format, o.Arch)
+	}
+	if info.Format != kimage.BzImage {
+		return kernel, nil
+	}
+	sum, err := fileSHA256(kernel)
+	if err != nil {
+		return "", infra("%v", err)
+	}
+	vmlinux := filepath.Join(o.CacheDir, "vmlinux", sum+".elf")
+	if _, err := os.Stat(vmlinux); err != nil {
+		os.MkdirAll(filepath.Dir(vmlinux), 0o755)
+		step := o.step("unpacking vmlinux from %s for a PVH boot", filepath.Base(kernel))
+		if err := kimage.ExtractVmlinux(kernel, vmlinux); err != nil {
+			return "", infra("%v", err)
+		}
+		step()
+	}
+	if ok, err := kimage.HasPVH(vmlinux); err != nil || !ok {
+		fmt.Fprintf(o.Progress, "note: %s has no PVH entry; booting the bzImage (slower)\n", filepath.Base(kernel))
+		return kernel, nil
+	}
+	return vmlinux, nil
+}
+
+// step prints what is starting and returns a func that prints how long it took.
+func (o Options) step(format string, args ...any) func() {
+	msg := fmt.Sprintf(format, args...)
+	fmt.Fprintf(o.Progress, "==> %s ...\n", msg)
+	start := time.Now()
+	return func() {
+		fmt.Fprintf(o.Progress, "    done in %.1fs\n", time.Since(start).Seconds())
+	}
+}
+
+func newRunDir(parent, arch string) (string, error) {
+	name := time.Now().Format("20060102-150405") + "-" + arch
+	dir := filepath.Join(parent, name)
+	for i := 2; ; i++ {
+		err := os.MkdirAll(parent, 0o755)
+		if err == nil {
+			err = os.Mkdir(dir, 0o755)
+		}
+		if err == nil {
+			break
+		}
+		if !os.IsExist(err) {
+			return "", err
+		}
+		dir = filepath.Join(parent, fmt.Sprintf("%s.%d", name, i))
+	}
+	latest := filepath.Join(parent, "latest")
+	os.Remove(latest)
+	return dir, os.Symlink(filepath.Base(dir), latest)
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func shellQuote(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t'\"$\\&|;<>()*?") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		q[i] = a
+	}
+	return strings.Join(q, " ")
+}
