@@ -119,49 +119,56 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 	}
 	step()
 	os.WriteFile(filepath.Join(res.Dir, "qemu-command.txt"), []byte(shellQuote(res.Boot.Command)+"\n"), 0o644)
-	return res, res.verdict()
+	res.Summary, err = Judge(res.Dir, res.Boot)
+	return res, err
 }
 
-// verdict reads the frames the guest sent and decides whether they can be
-// trusted; only then is there a summary.
-func (r *Result) verdict() error {
-	log := filepath.Join(r.Dir, "console.log")
+// Judge reads the frames the guest wrote into dir/console.log, saves the
+// files they carry into dir, and decides whether they can be trusted; only
+// then is there a summary. boot is how QEMU ended.
+func Judge(dir string, boot *qemu.Result) (report.Summary, error) {
+	log := filepath.Join(dir, "console.log")
 	f, err := os.Open(log)
 	if err != nil {
-		return infra("%v", err)
+		return report.Summary{}, infra("%v", err)
 	}
 	defer f.Close()
 	c, err := frame.Decode(f)
 	if err != nil {
-		return infra("reading %s: %v", log, err)
+		return report.Summary{}, infra("reading %s: %v", log, err)
 	}
 	for name, data := range c.Files {
-		os.WriteFile(filepath.Join(r.Dir, name), data, 0o644)
+		os.WriteFile(filepath.Join(dir, name), data, 0o644)
 	}
 	switch {
-	case r.Boot.Panic != "":
-		return infra("guest kernel panicked: %s (see %s)", r.Boot.Panic, log)
-	case r.Boot.TimedOut:
-		return infra("guest did not power off within %s: hung? (see %s)", r.Boot.Duration.Round(time.Second), log)
+	case boot.Panic != "":
+		return report.Summary{}, infra("guest kernel panicked: %s (see %s)", boot.Panic, log)
+	case boot.TimedOut:
+		return report.Summary{}, infra("guest did not power off within %s: hung? (see %s)", boot.Duration.Round(time.Second), log)
 	case len(c.GuestErrors) > 0:
-		return infra("guest: %s (see %s)", c.GuestErrors[0], log)
+		return report.Summary{}, infra("guest: %s (see %s)", c.GuestErrors[0], log)
 	case len(c.Problems) > 0:
-		return infra("result from the guest is damaged: %v (see %s)", c.Problems[0], log)
+		return report.Summary{}, infra("result from the guest is damaged: %v (see %s)", c.Problems[0], log)
 	case c.Files["report.json"] == nil || !c.HaveExit:
-		return infra("guest sent no complete result: no init output? (see %s)", log)
+		return report.Summary{}, infra("guest sent no complete result: did its init run? (see %s)", log)
 	}
 	reports, err := report.Parse(c.Files["report.json"])
 	if err != nil {
-		return infra("%v", err)
+		return report.Summary{}, infra("%v", err)
 	}
-	if err := report.WriteJUnit(reports, filepath.Join(r.Dir, "junit.xml")); err != nil {
-		return infra("writing junit.xml: %v", err)
+	if err := report.WriteJUnit(reports, filepath.Join(dir, "junit.xml")); err != nil {
+		return report.Summary{}, infra("writing junit.xml: %v", err)
 	}
-	r.Summary = report.Summarize(reports)
-	if (c.Exit == 0) != r.Summary.Succeeded {
-		return infra("suite exit code %d disagrees with its report (succeeded=%v)", c.Exit, r.Summary.Succeeded)
+	s := report.Summarize(reports)
+	switch {
+	case len(s.SuiteProblems) > 0:
+		return s, infra("suite: %s", s.SuiteProblems[0])
+	case len(s.Specs) == 0:
+		return s, infra("no spec ran: check LABELS")
+	case (c.Exit == 0) != s.Succeeded:
+		return s, infra("suite exit code %d disagrees with its report (succeeded=%v)", c.Exit, s.Succeeded)
 	}
-	return nil
+	return s, nil
 }
 
 func (o Options) suiteArgs() []string {
@@ -214,7 +221,7 @@ func (o Options) bootable(kernel string) (string, error) {
 		if what == "" {
 			what = info.Detail
 		}
-		return "", infra("%s is a %s kernel (%s), but ARCH=%s", kernel, what, info.Format, o.Arch)
+		return "", infra("%s is a kernel for %s (%s), but ARCH=%s", kernel, what, info.Format, o.Arch)
 	}
 	if info.Format != kimage.BzImage {
 		return kernel, nil

@@ -1,0 +1,36 @@
+# ftrace stackmap conformance suite.
+#
+#   make qemu-test ARCH=arm64|x86_64 [KERNEL=path] [IMAGE=lock-entry] [PROFILE=v4|v3] [LABELS=filter]
+#   make test          unit tests and end-to-end boots of both arches
+#
+# Exit status of qemu-test: 0 no spec failed, 1 a spec failed, 2 no verdict.
+
+ARCH    ?= arm64
+KERNEL  ?=
+IMAGE   ?=
+PROFILE ?= v4
+LABELS  ?=
+TIMEOUT ?= 5m
+# Go lives in /usr/local/go on a fresh machine, maybe not on PATH.
+GO      ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+
+.PHONY: qemu-test test unit-test smct clean
+
+smct:
+	@$(GO) build -o bin/smct ./cmd/smct
+
+qemu-test: smct
+	./bin/smct qemu-test -arch '$(ARCH)' -kernel '$(KERNEL)' -image '$(IMAGE)' \
+		-profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)'
+
+# The suites package is the guest's test binary: it runs under QEMU (e2e),
+# not on the build host.
+test:
+	$(GO) vet ./...
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v '/suites$$')
+
+unit-test:
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v -e '/suites$$' -e '/e2e$$')
+
+clean:
+	rm -rf bin build

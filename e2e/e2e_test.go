@@ -1,0 +1,182 @@
+// Package e2e boots real kernels under QEMU through the user's entry point,
+// the smct command, and checks its verdicts and exit statuses, including for
+// bad input and broken guests.
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ftrace-stackmap/conformance/images"
+	"github.com/ftrace-stackmap/conformance/initramfs"
+	"github.com/ftrace-stackmap/conformance/qemu"
+	"github.com/ftrace-stackmap/conformance/run"
+)
+
+var (
+	smct    string // the built command
+	rootDir string // the project's root
+)
+
+func TestMain(m *testing.M) {
+	rootDir, _ = filepath.Abs("..")
+	tmp, err := os.MkdirTemp("", "smct-e2e-")
+	if err != nil {
+		panic(err)
+	}
+	smct = filepath.Join(tmp, "smct")
+	if out, err := exec.Command("go", "build", "-o", smct, "../cmd/smct").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building smct: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(tmp)
+	os.Exit(code)
+}
+
+type runOut struct {
+	code   int
+	stdout string
+	last   string
+}
+
+// qemuTest runs `smct qemu-test args...` from the project root with results
+// in a temporary directory.
+func qemuTest(t *testing.T, args ...string) runOut {
+	t.Helper()
+	args = append([]string{"qemu-test", "-results", t.TempDir()}, args...)
+	cmd := exec.Command(smct, args...)
+	cmd.Dir = rootDir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		t.Fatalf("smct %v: %v", args, err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	r := runOut{code: cmd.ProcessState.ExitCode(), stdout: string(out), last: lines[len(lines)-1]}
+	t.Logf("smct %s: exit %d\n%s\n%s", strings.Join(args, " "), r.code, stderr.String(), out)
+	return r
+}
+
+var closing = regexp.MustCompile(`^(\d+) passed, (\d+) failed, (\d+) skipped$`)
+
+func TestDebianKernelPassesBaselineAndLacksStackmap(t *testing.T) {
+	for _, arch := range []string{"arm64", "x86_64"} {
+		t.Run(arch, func(t *testing.T) {
+			r := qemuTest(t, "-arch", arch)
+			if r.code != 0 {
+				t.Fatalf("exit %d, want 0", r.code)
+			}
+			m := closing.FindStringSubmatch(r.last)
+			if m == nil || m[1] != "6" || m[2] != "0" {
+				t.Fatalf("last line %q, want 6 passed, 0 failed", r.last)
+			}
+			for _, line := range strings.Split(r.stdout, "\n") {
+				if strings.Contains(line, "[SM-") && !strings.HasPrefix(line, "UNSUPPORTED") && !strings.HasPrefix(line, "  SM-") {
+					t.Errorf("stackmap spec not UNSUPPORTED on a kernel without the feature: %s", line)
+				}
+			}
+			if !strings.Contains(r.stdout, "kernel has no stackmap feature") {
+				t.Errorf("UNSUPPORTED specs do not give the reason")
+			}
+		})
+	}
+}
+
+// noVerdict checks that a run ended with exit 2 and the reason.
+func noVerdict(t *testing.T, r runOut, reason string) {
+	t.Helper()
+	if r.code != 2 || !strings.Contains(r.stdout, "NO VERDICT: ") || !strings.Contains(r.stdout, reason) {
+		t.Fatalf("exit %d, output %q; want exit 2 and a NO VERDICT line mentioning %q", r.code, r.stdout, reason)
+	}
+	if !closing.MatchString(r.last) {
+		t.Fatalf("last line %q is not the closing line", r.last)
+	}
+}
+
+func TestBadInputGetsAReasonAndExit2(t *testing.T) {
+	arm64Kernel := fetch(t, "arm64")
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		reason string
+	}{
+		{"no such kernel file", []string{"-arch", "arm64", "-kernel", "/nonexistent/Image"}, "no such file"},
+		{"not a kernel", []string{"-arch", "arm64", "-kernel", "go.mod"}, "is not a kernel image"},
+		{"a kernel for the other arch", []string{"-arch", "x86_64", "-kernel", arm64Kernel}, "is a kernel for arm64"},
+		{"an unknown arch", []string{"-arch", "riscv64"}, `ARCH="riscv64"`},
+		{"an unknown profile", []string{"-arch", "arm64", "-profile", "v9"}, `PROFILE="v9"`},
+		{"an unknown lock entry", []string{"-arch", "arm64", "-image", "nope"}, "no entry"},
+		{"a guest that panics", []string{"-arch", "arm64", "-append", "rdinit=/nonexistent"}, "guest kernel panicked"},
+		{"a guest that hangs", []string{"-arch", "x86_64", "-timeout", "2s"}, "did not power off"},
+		{"labels that select nothing", []string{"-arch", "arm64", "-labels", "no-such-label"}, "no spec ran"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			noVerdict(t, qemuTest(t, tc.args...), tc.reason)
+		})
+	}
+}
+
+func fetch(t *testing.T, arch string) string {
+	t.Helper()
+	lock, err := images.Read(filepath.Join(rootDir, "images.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := lock.Entry(lock.Default)
+	cache := os.Getenv("SMCT_CACHE")
+	if cache == "" {
+		d, _ := os.UserCacheDir()
+		cache = filepath.Join(d, "stackmap-conformance")
+	}
+	path, err := images.Fetch(e, arch, cache, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A kernel that cannot run our init (here: an x86_64 kernel given the arm64
+// init) must end as a panic, not a pass.
+func TestInitThatCannotRunIsNoVerdict(t *testing.T) {
+	ctx := context.Background()
+	b := initramfs.Builder{ModuleDir: rootDir, OutDir: filepath.Join(rootDir, "build", "arm64"), Arch: "arm64"}
+	base, err := b.Build(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	initrd := filepath.Join(dir, "initrd.cpio")
+	if err := initramfs.WithRunConfig(base, initrd, initramfs.RunConfig{TimeoutSeconds: 60}); err != nil {
+		t.Fatal(err)
+	}
+	boot, err := qemu.Run(ctx, qemu.Boot{Machine: qemu.Machines["x86_64"], Kernel: fetch(t, "x86_64"), Initrd: initrd,
+		Timeout: 2 * time.Minute, ConsoleLog: filepath.Join(dir, "console.log")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = run.Judge(dir, boot)
+	var ie *run.InfraError
+	if !errors.As(err, &ie) || !strings.Contains(ie.Reason, "No working init found") {
+		t.Fatalf("Judge() = %v, want a panic naming 'No working init found'", err)
+	}
+}
+
+func TestMissingQEMUIsNamed(t *testing.T) {
+	m := qemu.Machines["arm64"]
+	m.Binary = "qemu-system-nonexistent"
+	_, err := qemu.Run(context.Background(), qemu.Boot{Machine: m, ConsoleLog: filepath.Join(t.TempDir(), "c")})
+	if err == nil || !strings.Contains(err.Error(), "install the Debian package qemu-system-arm") {
+		t.Fatalf("qemu.Run(missing binary) = %v, want the package to install", err)
+	}
+}

@@ -1,0 +1,134 @@
+package harness
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// fakeTraceFS lays out regular files shaped like a tracefs root.
+func fakeTraceFS(t *testing.T) *TraceFS {
+	t.Helper()
+	root := t.TempDir()
+	files := map[string]string{
+		"trace":                "# tracer: nop\n",
+		"current_tracer":       "nop\n",
+		"tracing_on":           "1\n",
+		"buffer_size_kb":       "7 (expanded: 1408)\n",
+		"options/stacktrace":   "0\n",
+		"options/sym-offset":   "1\n",
+		"set_event":            "",
+		"set_ftrace_filter":    "#### all functions enabled ####\n",
+		"instances/theirs/foo": "",
+	}
+	for name, content := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &TraceFS{Root: root}
+}
+
+func TestReadWriteKeepErrno(t *testing.T) {
+	tfs := fakeTraceFS(t)
+	if err := tfs.Write("tracing_on", "0"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := tfs.ReadTrimmed("tracing_on"); got != "0" {
+		t.Fatalf("ReadTrimmed(tracing_on) = %q, want 0", got)
+	}
+	n, err := tfs.WriteBytes("tracing_on", nil, os.O_TRUNC)
+	if n != 0 || err != nil {
+		t.Fatalf("WriteBytes(empty) = %d, %v; want 0, nil", n, err)
+	}
+	err = tfs.Write("options", "1") // a directory
+	if !errors.Is(err, unix.EISDIR) || Errno(err) != unix.EISDIR {
+		t.Fatalf("Write(directory) = %v, want EISDIR kept", err)
+	}
+	if Errno(errors.New("plain")) != 0 {
+		t.Fatalf("Errno(non-errno) != 0")
+	}
+}
+
+func TestStat(t *testing.T) {
+	tfs := fakeTraceFS(t)
+	os.Chmod(tfs.Path("trace"), 0o640)
+	info, err := tfs.Stat("trace")
+	if err != nil || info.Perm != 0o640 || info.UID != uint32(os.Getuid()) {
+		t.Fatalf("Stat(trace) = %+v, %v; want 0640 owned by us", info, err)
+	}
+}
+
+func TestRestorePutsBackEverything(t *testing.T) {
+	tfs := fakeTraceFS(t)
+	snap, err := tfs.Save()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tfs.Write("current_tracer", "function")
+	tfs.Write("options/stacktrace", "1")
+	tfs.Write("buffer_size_kb", "64")
+	tfs.Write("set_event", "sched:sched_switch\n")
+	tfs.Write("set_ftrace_filter", "schedule\n")
+	os.Mkdir(tfs.Path("instances/ours"), 0o755)
+	if d := snap.Drift(); len(d) != 6 {
+		t.Fatalf("Drift() before restore = %q, want 6 differences", d)
+	}
+	if err := snap.Restore(); err != nil {
+		t.Fatalf("Restore() = %v", err)
+	}
+	if d := snap.Drift(); len(d) != 0 {
+		t.Fatalf("Drift() after restore = %q, want none", d)
+	}
+	if !tfs.Exists("instances/theirs") || tfs.Exists("instances/ours") {
+		t.Fatalf("Restore() must remove only the instances made after Save()")
+	}
+	if got, _ := tfs.ReadTrimmed("buffer_size_kb"); got != "1408" {
+		t.Fatalf("buffer_size_kb = %q, want the expanded size 1408", got)
+	}
+}
+
+func TestBufferSizeRounding(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{{"1410", "7 (expanded: 1408)", true}, {"1410", "1408", true}, {"64", "1408", false}} {
+		if got := sameBufferSize(tc.a, tc.b); got != tc.same {
+			t.Errorf("sameBufferSize(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.same)
+		}
+	}
+}
+
+func TestNeeds(t *testing.T) {
+	tfs := fakeTraceFS(t)
+	os.WriteFile(tfs.Path("available_tracers"), []byte("function nop\n"), 0o644)
+	if m := MissingOf(tfs, Node("trace"), Tracer("function")); m != "" {
+		t.Fatalf("MissingOf(met needs) = %q", m)
+	}
+	m := MissingOf(tfs, Node("stack_map"), Tracer("function_graph"), Event("sched/sched_switch"))
+	for _, want := range []string{"no stack_map", `tracer "function_graph"`, "no event sched/sched_switch"} {
+		if !strings.Contains(m, want) {
+			t.Errorf("MissingOf() = %q, want it to mention %q", m, want)
+		}
+	}
+}
+
+func TestRequirementRegistry(t *testing.T) {
+	if got := IDsOf([]string{"baseline", "SM-NODE-01", "BASE-ONOFF-01"}); strings.Join(got, ",") != "SM-NODE-01,BASE-ONOFF-01" {
+		t.Fatalf("IDsOf() = %v", got)
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(string), "unknown requirement ID") {
+			t.Fatalf("ReqIt(unknown ID) recovered %v, want an unknown-ID panic", r)
+		}
+	}()
+	ReqIt("SM-NOPE-99", "does nothing", func() {})
+}

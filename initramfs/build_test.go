@@ -1,0 +1,86 @@
+package initramfs
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/u-root/u-root/pkg/cpio"
+)
+
+func TestBuildWritesTheGuestAndSkipsWhenUnchanged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles the guest programs")
+	}
+	root, _ := filepath.Abs("..")
+	b := Builder{ModuleDir: root, OutDir: t.TempDir(), Arch: "arm64"}
+	out, err := b.Build(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.Open(out)
+	defer f.Close()
+	recs, err := cpio.ReadAllRecords(cpio.Newc.Reader(f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]cpio.Info{}
+	for _, r := range recs {
+		have[r.Name] = r.Info
+	}
+	for _, name := range []string{"init", "suites.test", "dev/console", "tmp", "proc", "sys"} {
+		if _, ok := have[name]; !ok {
+			t.Errorf("archive has no %s", name)
+		}
+	}
+	if c := have["dev/console"]; c.Rmajor != 5 || c.Rminor != 1 {
+		t.Errorf("dev/console is %d:%d, want 5:1", c.Rmajor, c.Rminor)
+	}
+	stat1, _ := os.Stat(out)
+	start := time.Now()
+	if _, err := b.Build(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("rebuild with nothing changed: %v", time.Since(start))
+	if stat2, _ := os.Stat(out); !stat2.ModTime().Equal(stat1.ModTime()) {
+		t.Errorf("Build rewrote the archive although nothing changed")
+	}
+}
+
+func TestWithRunConfigAppendsAnArchive(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base.cpio")
+	if err := writeArchive(base, []cpio.Record{cpio.StaticFile("init", "x", 0o755)}); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run.cpio")
+	if err := WithRunConfig(base, out, RunConfig{Args: []string{"-ginkgo.v"}, TimeoutSeconds: 60}); err != nil {
+		t.Fatal(err)
+	}
+	baseInfo, _ := os.Stat(base)
+	f, _ := os.Open(out)
+	defer f.Close()
+	// The kernel reads concatenated archives in turn; read the second one.
+	second := cpio.Newc.Reader(io.NewSectionReader(f, baseInfo.Size(), 1<<30))
+	recs, err := cpio.ReadAllRecords(second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range recs {
+		if r.Name == "etc/smct/run.json" {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("appended archive has no etc/smct/run.json: %v", recs)
+	}
+	cfgPath := filepath.Join(dir, "run.json")
+	os.WriteFile(cfgPath, []byte(`{"args":["-x"],"timeout_seconds":0}`), 0o644)
+	if _, err := ReadRunConfig(cfgPath); err == nil {
+		t.Fatalf("ReadRunConfig accepted a zero timeout")
+	}
+}

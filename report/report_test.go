@@ -1,0 +1,89 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/ftrace-stackmap/conformance/outcome"
+)
+
+func spec(id string, state types.SpecState, msg string) types.SpecReport {
+	return types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: "[" + id + "] does it",
+		LeafNodeLabels: []string{id}, State: state, Failure: types.Failure{Message: msg}}
+}
+
+func TestSummaryCountsAndExitCode(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		specs   types.SpecReports
+		closing string
+		exit    int
+	}{
+		{"all pass, stackmap unsupported", types.SpecReports{
+			spec("BASE-ONOFF-01", types.SpecStatePassed, ""),
+			spec("SM-NODE-01", types.SpecStateSkipped, outcome.UnsupportedPrefix+"no stack_map"),
+			spec("SM-NODE-02", types.SpecStateSkipped, ""), // filtered out: not counted
+		}, "1 passed, 0 failed, 1 skipped", 0},
+		{"a failure", types.SpecReports{
+			spec("SM-MODE-01", types.SpecStateFailed, "stack_map_bin mode 0444, want 0440\nExpected ..."),
+			spec("SM-NODE-01", types.SpecStatePassed, ""),
+		}, "1 passed, 1 failed, 0 skipped", 1},
+		{"unresolved only", types.SpecReports{
+			spec("SM-RESET-01", types.SpecStateFailed, outcome.UnresolvedPrefix+"cannot write tracing_on"),
+		}, "0 passed, 1 failed, 0 skipped", 2},
+		{"nothing ran", nil, "0 passed, 0 failed, 0 skipped", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Summarize([]types.Report{{SpecReports: tc.specs}})
+			if got := s.ClosingLine(); got != tc.closing {
+				t.Errorf("ClosingLine() = %q, want %q", got, tc.closing)
+			}
+			if got := s.ExitCode(); got != tc.exit {
+				t.Errorf("ExitCode() = %d, want %d", got, tc.exit)
+			}
+		})
+	}
+}
+
+func TestSuiteProblemsAreKept(t *testing.T) {
+	s := Summarize([]types.Report{{SpecReports: types.SpecReports{
+		spec("BASE-ONOFF-01", types.SpecStatePassed, ""),
+		{LeafNodeType: types.NodeTypeCleanupAfterSuite, State: types.SpecStateFailed, Failure: types.Failure{Message: "tracefs settings differ"}},
+	}}})
+	if len(s.SuiteProblems) != 1 || s.ExitCode() != 2 {
+		t.Fatalf("SuiteProblems = %q, ExitCode() = %d, want one problem and 2", s.SuiteProblems, s.ExitCode())
+	}
+}
+
+func TestCoverageTakesTheWorstClass(t *testing.T) {
+	s := Summarize([]types.Report{{SpecReports: types.SpecReports{
+		spec("SM-RESET-03", types.SpecStatePassed, ""),
+		spec("SM-RESET-03", types.SpecStateFailed, "accepted 00"),
+		spec("SM-NODE-01", types.SpecStatePassed, ""),
+	}}})
+	cov := s.Coverage()
+	if cov["SM-RESET-03"] != outcome.Fail || cov["SM-NODE-01"] != outcome.Pass {
+		t.Fatalf("Coverage() = %v", cov)
+	}
+	var b strings.Builder
+	s.WriteSpecs(&b)
+	if !strings.Contains(b.String(), "FAIL        [SM-RESET-03] does it -- accepted 00") {
+		t.Fatalf("WriteSpecs() =\n%s", b.String())
+	}
+}
+
+func TestWriteJUnit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "junit.xml")
+	err := WriteJUnit([]types.Report{{SuiteDescription: "s", SpecReports: types.SpecReports{spec("SM-NODE-01", types.SpecStateFailed, "no stack_map")}}}, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	if !strings.Contains(string(b), "[SM-NODE-01] does it") || !strings.Contains(string(b), "no stack_map") {
+		t.Fatalf("junit.xml lacks the spec or its failure:\n%s", b)
+	}
+}

@@ -1,0 +1,98 @@
+package run
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/ftrace-stackmap/conformance/frame"
+	"github.com/ftrace-stackmap/conformance/qemu"
+)
+
+// ginkgoReport makes a report.json with one It in the given state.
+func ginkgoReport(t *testing.T, state types.SpecState, msg string) []byte {
+	t.Helper()
+	r := types.Report{SuiteSucceeded: state != types.SpecStateFailed, SpecReports: types.SpecReports{{
+		LeafNodeType: types.NodeTypeIt, LeafNodeText: "[BASE-ONOFF-01] toggles", State: state,
+		LeafNodeLabels: []string{"BASE-ONOFF-01"}, Failure: types.Failure{Message: msg},
+	}}}
+	b, err := json.Marshal([]types.Report{r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func console(t *testing.T, report []byte, exit int) string {
+	var b bytes.Buffer
+	b.WriteString("[    0.000000] Booting Linux on physical CPU 0x0\r\n")
+	if report != nil {
+		frame.Write(&b, "report.json", report)
+	}
+	if exit >= 0 {
+		frame.WriteExit(&b, exit)
+	}
+	b.WriteString("[    2.870650] reboot: Power down\r\n")
+	return b.String()
+}
+
+func judge(t *testing.T, log string, boot qemu.Result) (int, error) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "console.log"), []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Judge(dir, &boot)
+	if err != nil {
+		return 2, err
+	}
+	return s.ExitCode(), nil
+}
+
+func TestJudgeTrustsOnlyCompleteResults(t *testing.T) {
+	pass := ginkgoReport(t, types.SpecStatePassed, "")
+	fail := ginkgoReport(t, types.SpecStateFailed, "tracing_on reads 1, want 0")
+	good := console(t, pass, 0)
+	for _, tc := range []struct {
+		name     string
+		log      string
+		boot     qemu.Result
+		wantExit int
+		wantWhy  string // in the infra reason; "" means no infra error
+	}{
+		{"a passing run", good, qemu.Result{}, 0, ""},
+		{"a failing run", console(t, fail, 1), qemu.Result{}, 1, ""},
+		{"a kernel panic", good[:40] + "\r\n[ 1.0] Kernel panic - not syncing: No working init found.\r\n",
+			qemu.Result{Panic: "Kernel panic - not syncing: No working init found."}, 2, "panicked"},
+		{"a hang", good[:40], qemu.Result{TimedOut: true, Duration: time.Minute}, 2, "did not power off"},
+		{"no frames at all", "[ 0.1] hello\r\n", qemu.Result{}, 2, "no complete result"},
+		{"a report without the exit line", console(t, pass, -1), qemu.Result{}, 2, "no complete result"},
+		{"an exit line without a report", console(t, nil, 0), qemu.Result{}, 2, "no complete result"},
+		{"a cut report", good[:len(good)/2], qemu.Result{}, 2, "damaged"},
+		{"a corrupt report", strings.Replace(good, "SMCT-FRAME-BEGIN name=report.json size=", "SMCT-FRAME-BEGIN name=report.json size=1", 1), qemu.Result{}, 2, "damaged"},
+		{"a guest error", "SMCT-GUEST-ERROR cannot run /suites.test: exec format error\r\n", qemu.Result{}, 2, "exec format error"},
+		{"an exit code that contradicts the report", console(t, pass, 1), qemu.Result{}, 2, "disagrees"},
+		{"a report that is not JSON", console(t, []byte("{{"), 0), qemu.Result{}, 2, "report.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, err := judge(t, tc.log, tc.boot)
+			var ie *InfraError
+			if tc.wantWhy == "" && err != nil {
+				t.Fatalf("Judge() = %v, want no error", err)
+			}
+			if tc.wantWhy != "" && (!errors.As(err, &ie) || !strings.Contains(ie.Reason, tc.wantWhy)) {
+				t.Fatalf("Judge() = %v, want an InfraError mentioning %q", err, tc.wantWhy)
+			}
+			if code != tc.wantExit {
+				t.Fatalf("exit code = %d, want %d", code, tc.wantExit)
+			}
+		})
+	}
+}
