@@ -81,14 +81,22 @@ func run(console io.Writer) (int, error) {
 	cmd := exec.CommandContext(ctx, initramfs.SuitePath, args...)
 	cmd.Stdout, cmd.Stderr = console, console
 	cmd.Dir = "/tmp"
+	// On timeout, interrupt rather than kill: Ginkgo then runs the specs'
+	// cleanups and still writes its report, which names the stuck spec.
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 15 * time.Second
 	cmd.Env = append(os.Environ(), "HOME=/tmp", "PATH=/")
 	log.Printf("running %s %q", initramfs.SuitePath, args)
 	err = cmd.Run()
 	code := cmd.ProcessState.ExitCode()
 	var exitErr *exec.ExitError
-	switch {
-	case ctx.Err() != nil:
+	if ctx.Err() != nil {
+		if report, err := os.ReadFile(reportPath); err == nil {
+			frame.Write(console, filepath.Base(reportPath), report)
+		}
 		return 0, fmt.Errorf("suite did not finish within %ds", cfg.TimeoutSeconds)
+	}
+	switch {
 	case err != nil && !errors.As(err, &exitErr):
 		return 0, fmt.Errorf("cannot run %s: %v", initramfs.SuitePath, err)
 	case code < 0:
