@@ -20,7 +20,7 @@ smct:
 	@$(GO) build -o bin/smct ./cmd/smct
 
 qemu-test: smct
-	./bin/smct qemu-test -arch '$(ARCH)' -kernel '$(KERNEL)' -image '$(IMAGE)' \
+	@./bin/smct qemu-test -arch '$(ARCH)' -kernel '$(KERNEL)' -image '$(IMAGE)' \
 		-profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)'
 
 # The suites package is the guest's test binary: it runs under QEMU (e2e),

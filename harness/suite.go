@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/ftrace-stackmap/conformance/outcome"
@@ -48,6 +50,7 @@ func SetUpSuite() {
 		Fail(fmt.Sprintf("cannot save tracefs settings: %v", err))
 	}
 	root, bootTime = t, snap
+	AddReportEntry(KernelEntry, kernelRelease())
 	DeferCleanup(func() error {
 		if err := snap.Restore(); err != nil {
 			return fmt.Errorf("restoring tracefs settings: %w", err)
@@ -113,4 +116,15 @@ func RunWorkload(n int) error {
 		}
 	}
 	return nil
+}
+
+// KernelEntry names the report entry that records the kernel under test.
+const KernelEntry = "kernel"
+
+func kernelRelease() string {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return "unknown"
+	}
+	return fmt.Sprintf("%s %s %s", unix.ByteSliceToString(u.Release[:]), unix.ByteSliceToString(u.Version[:]), unix.ByteSliceToString(u.Machine[:]))
 }

@@ -67,7 +67,7 @@ func Inspect(path string) (Info, error) {
 	case len(head) >= 0x250 && string(head[0x202:0x206]) == "HdrS":
 		info := Info{Format: BzImage, Arch: "x86_64"}
 		if head[0x236]&1 == 0 { // XLF_KERNEL_64
-			info.Arch, info.Detail = "", "32-bit x86 kernel"
+			info.Arch, info.Detail = "", "32-bit x86"
 		}
 		return info, nil
 	}

@@ -136,3 +136,17 @@ func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l
 }
+
+// Version is the first line of `qemu-system-* --version`.
+func (m Machine) Version() string {
+	out, err := exec.Command(m.Binary, "--version").Output()
+	if err != nil {
+		return "unknown"
+	}
+	return firstLine(strings.TrimSpace(string(out)))
+}
+
+// Describe names the emulator and machine, e.g. for a report header.
+func (m Machine) Describe() string {
+	return m.Version() + " " + strings.Join(m.Args, " ")
+}

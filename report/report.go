@@ -31,7 +31,8 @@ type Summary struct {
 	// SuiteProblems are failures outside any spec (suite setup, the final
 	// restore of tracefs settings): the run cannot be trusted with them.
 	SuiteProblems []string
-	Succeeded     bool // Ginkgo's own verdict on the suite
+	Succeeded     bool   // Ginkgo's own verdict on the suite
+	Kernel        string // the guest's uname: release, version, machine
 }
 
 // Parse reads Ginkgo's JSON report (a list of suite reports).
@@ -52,6 +53,11 @@ func Summarize(reports []types.Report) Summary {
 	for _, r := range reports {
 		s.Succeeded = s.Succeeded && r.SuiteSucceeded
 		for _, sr := range r.SpecReports {
+			for _, e := range sr.ReportEntries {
+				if e.Name == harness.KernelEntry {
+					s.Kernel = e.StringRepresentation()
+				}
+			}
 			if sr.LeafNodeType != types.NodeTypeIt {
 				if sr.State.Is(types.SpecStateFailureStates) {
 					s.SuiteProblems = append(s.SuiteProblems, fmt.Sprintf("%s: %s", sr.LeafNodeType, firstLine(sr.Failure.Message)))

@@ -54,7 +54,9 @@ func infra(format string, args ...any) error {
 type Result struct {
 	Dir       string // results/<run>
 	Kernel    string // the image booted
+	Source    string // where it came from: the lock entry and package, or KERNEL=
 	KernelSHA string
+	Machine   string // QEMU's version and machine settings
 	Summary   report.Summary
 	Boot      *qemu.Result
 }
@@ -76,7 +78,7 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 	if err := debian.Ensure(o.Progress, debian.Need{Program: m.Binary, Package: m.Package}); err != nil {
 		return nil, infra("%v", err)
 	}
-	kernel, err := o.kernel()
+	kernel, source, err := o.kernel()
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +86,7 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Kernel: kernel}
+	res := &Result{Kernel: kernel, Source: source, Machine: m.Describe()}
 	if res.KernelSHA, err = fileSHA256(kernel); err != nil {
 		return nil, infra("%v", err)
 	}
@@ -179,17 +181,18 @@ func (o Options) suiteArgs() []string {
 	return args
 }
 
-// kernel resolves KERNEL= or IMAGE= (or the lock's default) to a file.
-func (o Options) kernel() (string, error) {
+// kernel resolves KERNEL= or IMAGE= (or the lock's default) to a file, and
+// says where it came from.
+func (o Options) kernel() (path, source string, err error) {
 	if o.Kernel != "" {
 		if _, err := os.Stat(o.Kernel); err != nil {
-			return "", infra("KERNEL=%s: %v", o.Kernel, errors.Unwrap(err))
+			return "", "", infra("KERNEL=%s: %v", o.Kernel, errors.Unwrap(err))
 		}
-		return o.Kernel, nil
+		return o.Kernel, "KERNEL=" + o.Kernel, nil
 	}
 	lock, err := images.Read(o.LockFile)
 	if err != nil {
-		return "", infra("%v", err)
+		return "", "", infra("%v", err)
 	}
 	name := o.Image
 	if name == "" {
@@ -197,13 +200,13 @@ func (o Options) kernel() (string, error) {
 	}
 	e, err := lock.Entry(name)
 	if err != nil {
-		return "", infra("IMAGE=%s: %v", name, err)
+		return "", "", infra("IMAGE=%s: %v", name, err)
 	}
-	path, err := images.Fetch(e, o.Arch, o.CacheDir, o.Progress)
-	if err != nil {
-		return "", infra("%v", err)
+	if path, err = images.Fetch(e, o.Arch, o.CacheDir, o.Progress); err != nil {
+		return "", "", infra("%v", err)
 	}
-	return path, nil
+	a := e.Arches[o.Arch]
+	return path, fmt.Sprintf("IMAGE=%s (%s %s)", e.Name, a.Package, a.Version), nil
 }
 
 // bootable checks the kernel's arch before booting and, for an x86 bzImage,
@@ -216,12 +219,11 @@ func (o Options) bootable(kernel string) (string, error) {
 	if err != nil {
 		return "", infra("%v", err)
 	}
+	if info.Arch == "" {
+		return "", infra("%s is a %s kernel (%s), not one for ARCH=%s", kernel, info.Detail, info.Format, o.Arch)
+	}
 	if info.Arch != o.Arch {
-		what := info.Arch
-		if what == "" {
-			what = info.Detail
-		}
-		return "", infra("%s is a kernel for %s (%s), but ARCH=%s", kernel, what, info.Format, o.Arch)
+		return "", infra("%s is a kernel for %s (%s), but ARCH=%s", kernel, info.Arch, info.Format, o.Arch)
 	}
 	if info.Format != kimage.BzImage {
 		return kernel, nil

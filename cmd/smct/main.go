@@ -89,7 +89,8 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	}
 	s := res.Summary
 	var b strings.Builder
-	fmt.Fprintf(&b, "kernel: %s (sha256 %s)\narch: %s, profile: %s, boot %.1fs\n\n", res.Kernel, res.KernelSHA[:16], o.Arch, o.Profile, res.Boot.Duration.Seconds())
+	fmt.Fprintf(&b, "kernel:  %s\nimage:   %s, sha256 %s\nmachine: %s on %s, boot %.1fs\nprofile: %s\n\n",
+		s.Kernel, res.Source, res.KernelSHA, o.Arch, res.Machine, res.Boot.Duration.Seconds(), o.Profile)
 	s.WriteSpecs(&b)
 	b.WriteString("\nrequirements:\n")
 	s.WriteCoverage(&b)
