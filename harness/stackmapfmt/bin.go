@@ -1,0 +1,102 @@
+package stackmapfmt
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Magic numbers and versions of stack_map_bin by profile.
+const (
+	MagicV4   = 0x46534D42 // "FSMB"
+	VersionV4 = 1
+	MagicV3   = 0x464D5342
+	VersionV3 = 2
+
+	headerSize = 16
+	recordHead = 16
+)
+
+// TrampolineMarker stands for an ftrace trampoline frame in v4's binary export.
+const TrampolineMarker = 0x7fffffff
+
+// Header is stack_map_bin's first 16 bytes.
+type Header struct {
+	Magic, Version, NrStacks, Reserved uint32
+}
+
+// Record is one stack of stack_map_bin.
+type Record struct {
+	ID, Nr, Ref, Reserved uint32
+	Addrs                 []uint64
+	Offset                int // byte offset of the record, for messages
+}
+
+// Bin is a parsed stack_map_bin.
+type Bin struct {
+	Header  Header
+	Records []Record
+}
+
+// ParseBin parses stack_map_bin for a profile ("v4" or "v3") in the
+// kernel's byte order. A magic that matches only when byte-swapped, or that
+// belongs to the other profile, is an error that says so.
+func ParseBin(data []byte, profile string, order binary.ByteOrder) (Bin, error) {
+	var bin Bin
+	if len(data) < headerSize {
+		return bin, fmt.Errorf("stack_map_bin: %d bytes, shorter than the 16-byte header", len(data))
+	}
+	h := Header{order.Uint32(data), order.Uint32(data[4:]), order.Uint32(data[8:]), order.Uint32(data[12:])}
+	bin.Header = h
+	wantMagic, wantVersion, other, otherName := uint32(MagicV4), uint32(VersionV4), uint32(MagicV3), "v3"
+	if profile == "v3" {
+		wantMagic, wantVersion, other, otherName = MagicV3, VersionV3, MagicV4, "v4"
+	}
+	switch {
+	case h.Magic == wantMagic:
+	case h.Magic == swap32(wantMagic):
+		return bin, fmt.Errorf("stack_map_bin: magic %#08x is %#08x byte-swapped: header not in the kernel's byte order", h.Magic, wantMagic)
+	case h.Magic == other || h.Magic == swap32(other):
+		return bin, fmt.Errorf("stack_map_bin: magic %#08x is the %s format's (version %d), want %#08x for %s", h.Magic, otherName, h.Version, wantMagic, profile)
+	default:
+		return bin, fmt.Errorf("stack_map_bin: magic %#08x, want %#08x", h.Magic, wantMagic)
+	}
+	if h.Version != wantVersion {
+		return bin, fmt.Errorf("stack_map_bin: version %d, want %d for %s", h.Version, wantVersion, profile)
+	}
+	if h.Reserved != 0 {
+		return bin, fmt.Errorf("stack_map_bin: header reserved field %d, want 0", h.Reserved)
+	}
+	off := headerSize
+	for i := uint32(0); i < h.NrStacks; i++ {
+		if len(data)-off < recordHead {
+			return bin, fmt.Errorf("stack_map_bin: record %d at byte %d: file ends %d bytes into its 16-byte head (header says %d records)", i, off, len(data)-off, h.NrStacks)
+		}
+		r := Record{ID: order.Uint32(data[off:]), Nr: order.Uint32(data[off+4:]), Ref: order.Uint32(data[off+8:]), Reserved: order.Uint32(data[off+12:]), Offset: off}
+		if r.Reserved != 0 {
+			return bin, fmt.Errorf("stack_map_bin: record %d at byte %d: reserved field %d, want 0", i, off, r.Reserved)
+		}
+		if r.Nr < 1 || r.Nr > MaxDepth {
+			return bin, fmt.Errorf("stack_map_bin: record %d at byte %d: nr %d, want 1..%d", i, off, r.Nr, MaxDepth)
+		}
+		off += recordHead
+		if need := int(r.Nr) * 8; len(data)-off < need {
+			return bin, fmt.Errorf("stack_map_bin: record %d (id %d) at byte %d: %d address bytes left, want %d", i, r.ID, r.Offset, len(data)-off, need)
+		}
+		for j := uint32(0); j < r.Nr; j++ {
+			r.Addrs = append(r.Addrs, order.Uint64(data[off:]))
+			off += 8
+		}
+		if n := len(bin.Records); n > 0 && r.ID <= bin.Records[n-1].ID {
+			return bin, fmt.Errorf("stack_map_bin: record %d at byte %d: id %d after id %d, want ascending ids", i, r.Offset, r.ID, bin.Records[n-1].ID)
+		}
+		bin.Records = append(bin.Records, r)
+	}
+	if off != len(data) {
+		return bin, fmt.Errorf("stack_map_bin: %d bytes after the %d records the header announces", len(data)-off, h.NrStacks)
+	}
+	return bin, nil
+}
+
+func swap32(v uint32) uint32 {
+	return v>>24 | (v>>8)&0xff00 | (v<<8)&0xff0000 | v<<24
+}

@@ -1,0 +1,248 @@
+package stackmapfmt
+
+import (
+	"encoding/binary"
+	"strings"
+	"testing"
+)
+
+const goodText = `stack_id 3 [ref 2, depth 2]
+  [0] __ftrace_trace_stack+0x6c/0x1a0
+  [1] do_sys_openat2+0x8c/0xe0 [some_mod]
+
+stack_id 17 [ref 1, depth 1]
+  [0] [FTRACE TRAMPOLINE]
+
+`
+
+func TestParseTextGood(t *testing.T) {
+	blocks, err := ParseText(goodText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(blocks) != 2 || blocks[0].ID != 3 || blocks[0].Ref != 2 || blocks[1].Frames[0] != "[FTRACE TRAMPOLINE]" ||
+		blocks[0].Frames[1] != "do_sys_openat2+0x8c/0xe0 [some_mod]" {
+		t.Fatalf("ParseText() = %+v", blocks)
+	}
+	if e := OrderError(blocks) + DuplicateError(blocks); e != "" {
+		t.Fatalf("OrderError/DuplicateError = %q", e)
+	}
+	if b, err := ParseText(""); b != nil || err != nil {
+		t.Fatalf("ParseText(empty) = %v, %v; want an empty map", b, err)
+	}
+}
+
+func TestParseTextBad(t *testing.T) {
+	for name, tc := range map[string]struct{ text, want string }{
+		"a frame line missing":   {strings.Replace(goodText, "  [1] do_sys_openat2+0x8c/0xe0 [some_mod]\n", "", 1), `"" is not frame [1]`},
+		"frame index skipped":    {strings.Replace(goodText, "  [1]", "  [2]", 1), "frame index [2], want [1]"},
+		"no blank line":          {strings.Replace(goodText, "[some_mod]\n\n", "[some_mod]\n", 1), "want a blank line"},
+		"depth 0":                {"stack_id 1 [ref 1, depth 0]\n\n", "out of range"},
+		"depth 65":               {"stack_id 1 [ref 1, depth 65]\n", "out of range"},
+		"ref 0":                  {"stack_id 1 [ref 0, depth 1]\n  [0] x\n\n", "out of range"},
+		"bad header":             {"stack_id 1 [refs 1, depth 1]\n  [0] x\n\n", "not a block header"},
+		"one-space frame indent": {"stack_id 1 [ref 1, depth 1]\n [0] x\n\n", "is not frame [0]"},
+		"cut short":              {"stack_id 1 [ref 1, depth 2]\n  [0] x\n", "file ends after 1 of 2 frames"},
+		"no final blank line":    {strings.TrimSuffix(goodText, "\n"), "want a blank line after the 1 frames of block 17, got end of file"},
+		"no final newline":       {strings.TrimSuffix(goodText, "\n\n"), "newline"},
+	} {
+		if _, err := ParseText(tc.text); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: ParseText() = %v, want error containing %q", name, err, tc.want)
+		}
+	}
+	swapped, _ := ParseText("stack_id 9 [ref 1, depth 1]\n  [0] a\n\nstack_id 4 [ref 1, depth 1]\n  [0] b\n\nstack_id 4 [ref 1, depth 1]\n  [0] c\n\n")
+	if e := OrderError(swapped); !strings.Contains(e, "id 4 after id 9") {
+		t.Errorf("OrderError() = %q", e)
+	}
+	if e := DuplicateError(swapped); !strings.Contains(e, "id 4 heads two blocks") {
+		t.Errorf("DuplicateError() = %q", e)
+	}
+}
+
+func TestParseStat(t *testing.T) {
+	st, err := ParseStat("entries: 5 / 16384\ntable_size: 32768\nsuccesses: 9\ndrops: 1\nsuccess_rate: 90%\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Entries != 5 || st.Capacity != 16384 || st.TableSize != 32768 || st.SuccessRate != 90 || !st.HasSuccessRate {
+		t.Fatalf("ParseStat() = %+v", st)
+	}
+	if e := st.RateError() + st.CapacityError(); e != "" {
+		t.Fatalf("checks of a good stat = %q", e)
+	}
+	for name, tc := range map[string]struct{ text, want string }{
+		"misspelled key":  {"entry: 0 / 1024\ntable_size: 2048\nsuccesses: 0\ndrops: 0\n", "is not one of"},
+		"colon spacing":   {"entries : 0 / 1024\ntable_size: 2048\nsuccesses: 0\ndrops: 0\n", "is not one of"},
+		"missing drops":   {"entries: 0 / 1024\ntable_size: 2048\nsuccesses: 0\n", "no drops line"},
+		"repeated key":    {"entries: 0 / 1024\nentries: 0 / 1024\n", "repeated"},
+		"rate without %":  {"entries: 0 / 1024\ntable_size: 2048\nsuccesses: 1\ndrops: 0\nsuccess_rate: 100\n", "is not one of"},
+		"negative":        {"entries: -1 / 1024\ntable_size: 2048\nsuccesses: 0\ndrops: 0\n", "non-negative"},
+		"hex value":       {"entries: 0 / 0x400\ntable_size: 2048\nsuccesses: 0\ndrops: 0\n", "non-negative decimal"},
+		"no last newline": {"entries: 0 / 1024\ntable_size: 2048\nsuccesses: 0\ndrops: 0", "newline"},
+	} {
+		if _, err := ParseStat(tc.text); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: ParseStat() = %v, want error containing %q", name, err, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		st   Stat
+		want string
+	}{
+		{Stat{HasSuccessRate: true}, "present with successes 0"},
+		{Stat{Successes: 1}, "no success_rate"},
+		{Stat{Successes: 2, Drops: 1, SuccessRate: 67, HasSuccessRate: true}, "want 66%"},
+	} {
+		if e := tc.st.RateError(); !strings.Contains(e, tc.want) {
+			t.Errorf("RateError(%+v) = %q, want %q", tc.st, e, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		st   Stat
+		want string
+	}{
+		{Stat{Capacity: 3000, TableSize: 6000}, "not a power of two"},
+		{Stat{Capacity: 1 << 19, TableSize: 1 << 20}, "not a power of two between"},
+		{Stat{Capacity: 1024, TableSize: 1024}, "want 2 x 1024"},
+		{Stat{Capacity: 1024, TableSize: 2048, Entries: 1025}, "exceed"},
+	} {
+		if e := tc.st.CapacityError(); !strings.Contains(e, tc.want) {
+			t.Errorf("CapacityError(%+v) = %q, want %q", tc.st, e, tc.want)
+		}
+	}
+}
+
+// binFile builds a stack_map_bin image.
+func binFile(order binary.AppendByteOrder, magic, version uint32, recs ...Record) []byte {
+	b := order.AppendUint32(nil, magic)
+	b = order.AppendUint32(b, version)
+	b = order.AppendUint32(b, uint32(len(recs)))
+	b = order.AppendUint32(b, 0)
+	for _, r := range recs {
+		b = order.AppendUint32(b, r.ID)
+		b = order.AppendUint32(b, uint32(len(r.Addrs)))
+		b = order.AppendUint32(b, r.Ref)
+		b = order.AppendUint32(b, r.Reserved)
+		for _, a := range r.Addrs {
+			b = order.AppendUint64(b, a)
+		}
+	}
+	return b
+}
+
+func TestParseBin(t *testing.T) {
+	le := binary.LittleEndian
+	recs := []Record{{ID: 3, Ref: 2, Addrs: []uint64{0xffff800080001000, TrampolineMarker}}, {ID: 17, Ref: 1, Addrs: []uint64{0xffff800080002000}}}
+	good := binFile(le, MagicV4, VersionV4, recs...)
+	bin, err := ParseBin(good, "v4", le)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bin.Records) != 2 || bin.Records[0].Nr != 2 || bin.Records[1].ID != 17 || bin.Records[0].Addrs[1] != TrampolineMarker {
+		t.Fatalf("ParseBin() = %+v", bin)
+	}
+	if _, err := ParseBin(binFile(le, MagicV3, VersionV3, recs...), "v3", le); err != nil {
+		t.Fatalf("ParseBin(v3 file, v3) = %v", err)
+	}
+	if b, err := ParseBin(binFile(le, MagicV4, VersionV4), "v4", le); err != nil || len(b.Records) != 0 {
+		t.Fatalf("ParseBin(empty map) = %+v, %v", b, err)
+	}
+	for name, tc := range map[string]struct {
+		data    []byte
+		profile string
+		want    string
+	}{
+		"byte-swapped header": {binFile(binary.BigEndian, MagicV4, VersionV4, recs...), "v4", "byte-swapped"},
+		"v3 under v4":         {binFile(le, MagicV3, VersionV3, recs...), "v4", "v3 format"},
+		"v4 under v3":         {binFile(le, MagicV4, VersionV4, recs...), "v3", "v4 format"},
+		"wrong magic":         {binFile(le, 0x12345678, 1), "v4", "magic 0x12345678"},
+		"wrong version":       {binFile(le, MagicV4, 2, recs...), "v4", "version 2, want 1"},
+		"truncated record":    {good[:len(good)-3], "v4", "address bytes left"},
+		"cut in a head":       {good[:16+16+16+8], "v4", "into its 16-byte head"},
+		"trailing bytes":      {append(append([]byte{}, good...), 0, 0, 0, 0), "v4", "bytes after the 2 records"},
+		"short header":        {good[:10], "v4", "shorter than the 16-byte header"},
+		"ids not ascending":   {binFile(le, MagicV4, VersionV4, recs[1], recs[0]), "v4", "want ascending"},
+		"record reserved":     {binFile(le, MagicV4, VersionV4, Record{ID: 1, Ref: 1, Reserved: 7, Addrs: []uint64{1}}), "v4", "reserved field 7"},
+		"nr 0":                {binFile(le, MagicV4, VersionV4, Record{ID: 1, Ref: 1}), "v4", "nr 0"},
+	} {
+		if _, err := ParseBin(tc.data, tc.profile, le); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: ParseBin() = %v, want error containing %q", name, err, tc.want)
+		}
+	}
+}
+
+func TestParseTrace(t *testing.T) {
+	text := `# tracer: nop
+#
+      suites.test-95      [000] .....    12.000001: sched_process_exec: filename=/proc/self/exe pid=95 old_pid=95
+      suites.test-95      [000] .....    12.000002: <stack_id 4711>
+      suites.test-96      [000] .....    12.000003: <stack trace>
+ => __ftrace_trace_stack+0x6c/0x1a0
+ => bprm_execve+0x1c/0x30
+      suites.test-97      [000] .....    12.000004: <stack_id 12>
+`
+	ts := ParseTrace(text)
+	if len(ts.IDs) != 2 || ts.IDs[0] != 4711 || ts.IDs[1] != 12 || ts.FullStacks != 1 {
+		t.Fatalf("ParseTrace() = %+v", ts)
+	}
+	if n := Events(text); n != 4 {
+		t.Fatalf("Events() = %d, want 4", n)
+	}
+	if n := Events("# tracer: nop\n#\n"); n != 0 {
+		t.Fatalf("Events(empty trace) = %d", n)
+	}
+}
+
+func FuzzParseText(f *testing.F) {
+	f.Add(goodText)
+	f.Add("stack_id 1 [ref 1, depth 1]\n  [0] x\n\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		blocks, err := ParseText(s)
+		if err == nil {
+			for _, b := range blocks {
+				if len(b.Frames) != b.Depth || b.Depth < 1 || b.Depth > MaxDepth || b.Ref < 1 {
+					t.Fatalf("ParseText accepted an inconsistent block %+v", b)
+				}
+			}
+			OrderError(blocks)
+			DuplicateError(blocks)
+		}
+	})
+}
+
+func FuzzParseStat(f *testing.F) {
+	f.Add("entries: 5 / 16384\ntable_size: 32768\nsuccesses: 9\ndrops: 1\nsuccess_rate: 90%\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		if st, err := ParseStat(s); err == nil {
+			st.RateError()
+			st.CapacityError()
+		}
+	})
+}
+
+func FuzzParseBin(f *testing.F) {
+	le := binary.LittleEndian
+	f.Add(binFile(le, MagicV4, VersionV4, Record{ID: 3, Ref: 2, Addrs: []uint64{1, 2}}), false)
+	f.Add(binFile(le, MagicV3, VersionV3, Record{ID: 3, Ref: 2, Addrs: []uint64{1}}), true)
+	f.Fuzz(func(t *testing.T, data []byte, v3 bool) {
+		profile := "v4"
+		if v3 {
+			profile = "v3"
+		}
+		bin, err := ParseBin(data, profile, le)
+		if err == nil && len(bin.Records) != int(bin.Header.NrStacks) {
+			t.Fatalf("ParseBin accepted %d records for a header of %d", len(bin.Records), bin.Header.NrStacks)
+		}
+	})
+}
+
+func FuzzParseTrace(f *testing.F) {
+	f.Add("x-1 [000] ..... 1.0: <stack_id 12>\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, id := range ParseTrace(s).IDs {
+			if id < -1 {
+				t.Fatalf("ParseTrace produced id %d", id)
+			}
+		}
+		Events(s)
+	})
+}

@@ -1,0 +1,103 @@
+package stackmapfmt
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Stat is stack_map_stat.
+type Stat struct {
+	Entries, Capacity int64 // "entries: A / B"
+	TableSize         int64
+	Successes, Drops  int64
+	SuccessRate       int64 // percent; meaningful when HasSuccessRate
+	HasSuccessRate    bool
+}
+
+// ParseStat parses stack_map_stat strictly: exactly the contract's keys,
+// each once, values separated by whitespace.
+func ParseStat(s string) (Stat, error) {
+	var st Stat
+	seen := map[string]bool{}
+	if !strings.HasSuffix(s, "\n") {
+		return st, fmt.Errorf("stack_map_stat: does not end with a newline")
+	}
+	for n, line := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			return st, fmt.Errorf("stack_map_stat line %d: blank line", n+1)
+		}
+		key := f[0]
+		if seen[key] {
+			return st, fmt.Errorf("stack_map_stat line %d: key %s repeated", n+1, key)
+		}
+		seen[key] = true
+		var err error
+		switch {
+		case key == "entries:" && len(f) == 4 && f[2] == "/":
+			st.Entries, err = num(f[1])
+			if err == nil {
+				st.Capacity, err = num(f[3])
+			}
+		case key == "table_size:" && len(f) == 2:
+			st.TableSize, err = num(f[1])
+		case key == "successes:" && len(f) == 2:
+			st.Successes, err = num(f[1])
+		case key == "drops:" && len(f) == 2:
+			st.Drops, err = num(f[1])
+		case key == "success_rate:" && len(f) == 2 && strings.HasSuffix(f[1], "%"):
+			st.SuccessRate, err = num(strings.TrimSuffix(f[1], "%"))
+			st.HasSuccessRate = true
+		default:
+			return st, fmt.Errorf("stack_map_stat line %d: %q is not one of `entries: A / B`, `table_size: T`, `successes: S`, `drops: D`, `success_rate: P%%`", n+1, line)
+		}
+		if err != nil {
+			return st, fmt.Errorf("stack_map_stat line %d: %q: %v", n+1, line, err)
+		}
+	}
+	for _, k := range []string{"entries:", "table_size:", "successes:", "drops:"} {
+		if !seen[k] {
+			return st, fmt.Errorf("stack_map_stat: no %s line", strings.TrimSuffix(k, ":"))
+		}
+	}
+	return st, nil
+}
+
+// RateError checks the success_rate line against the counters (SM-STAT-01):
+// present only when S+D > 0, and equal to floor(100*S/(S+D)).
+func (st Stat) RateError() string {
+	total := st.Successes + st.Drops
+	switch {
+	case total == 0 && st.HasSuccessRate:
+		return fmt.Sprintf("success_rate: %d%% present with successes 0 and drops 0", st.SuccessRate)
+	case total > 0 && !st.HasSuccessRate:
+		return fmt.Sprintf("no success_rate line with successes %d and drops %d", st.Successes, st.Drops)
+	case total > 0 && st.SuccessRate != 100*st.Successes/total:
+		return fmt.Sprintf("success_rate: %d%%, want %d%% for successes %d and drops %d", st.SuccessRate, 100*st.Successes/total, st.Successes, st.Drops)
+	}
+	return ""
+}
+
+// CapacityError checks the sizes (SM-STAT-02): B a power of two in
+// [2^10, 2^18], T = 2B, A <= B.
+func (st Stat) CapacityError() string {
+	b := st.Capacity
+	switch {
+	case b < 1<<10 || b > 1<<18 || b&(b-1) != 0:
+		return fmt.Sprintf("capacity %d is not a power of two between 1024 and 262144", b)
+	case st.TableSize != 2*b:
+		return fmt.Sprintf("table_size %d, want 2 x %d = %d", st.TableSize, b, 2*b)
+	case st.Entries > b:
+		return fmt.Sprintf("entries %d exceed the capacity %d", st.Entries, b)
+	}
+	return ""
+}
+
+func num(s string) (int64, error) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || (len(s) > 1 && s[0] == '0') || s[0] == '+' {
+		return 0, fmt.Errorf("%q is not a non-negative decimal", s)
+	}
+	return n, nil
+}

@@ -1,0 +1,115 @@
+// Package stackmapfmt parses the stackmap exports (stack_map, stack_map_stat,
+// stack_map_bin) and the <stack_id N> lines of trace, strictly: every
+// departure from the contract's format is an error that names the line or
+// byte offset, so a spec can quote it.
+package stackmapfmt
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// MaxDepth is the deepest stack the map stores.
+const MaxDepth = 64
+
+// Block is one stack of stack_map.
+type Block struct {
+	ID, Ref, Depth int
+	Frames         []string // symbol text of frames 0..Depth-1
+	Line           int      // 1-based line of the header, for messages
+}
+
+var (
+	headerRE = regexp.MustCompile(`^stack_id (\d+) \[ref (\d+), depth (\d+)\]$`)
+	frameRE  = regexp.MustCompile(`^  \[(\d+)\] (.+)$`)
+)
+
+// ParseText parses stack_map. An empty file is an empty map.
+func ParseText(s string) ([]Block, error) {
+	if s == "" {
+		return nil, nil
+	}
+	if !strings.HasSuffix(s, "\n") {
+		return nil, fmt.Errorf("stack_map: does not end with a newline")
+	}
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	var blocks []Block
+	for i := 0; i < len(lines); {
+		m := headerRE.FindStringSubmatch(lines[i])
+		if m == nil {
+			return nil, fmt.Errorf("stack_map line %d: %q is not a block header `stack_id <id> [ref <r>, depth <d>]`", i+1, lines[i])
+		}
+		b := Block{ID: atoi(m[1]), Ref: atoi(m[2]), Depth: atoi(m[3]), Line: i + 1}
+		if b.ID < 0 || b.Ref < 1 || b.Depth < 1 || b.Depth > MaxDepth {
+			return nil, fmt.Errorf("stack_map line %d: id %s ref %s depth %s out of range (ref >= 1, 1 <= depth <= %d)", i+1, m[1], m[2], m[3], MaxDepth)
+		}
+		i++
+		for f := 0; f < b.Depth; f, i = f+1, i+1 {
+			if i >= len(lines) {
+				return nil, fmt.Errorf("stack_map block %d (line %d): file ends after %d of %d frames", b.ID, b.Line, f, b.Depth)
+			}
+			fm := frameRE.FindStringSubmatch(lines[i])
+			if fm == nil {
+				return nil, fmt.Errorf("stack_map line %d: %q is not frame [%d] of block %d (depth %d)", i+1, lines[i], f, b.ID, b.Depth)
+			}
+			if atoi(fm[1]) != f {
+				return nil, fmt.Errorf("stack_map line %d: frame index [%s], want [%d] in block %d", i+1, fm[1], f, b.ID)
+			}
+			b.Frames = append(b.Frames, fm[2])
+		}
+		if i >= len(lines) || lines[i] != "" {
+			got := "end of file"
+			if i < len(lines) {
+				got = strconv.Quote(lines[i])
+			}
+			return nil, fmt.Errorf("stack_map line %d: want a blank line after the %d frames of block %d, got %s", i+1, b.Depth, b.ID, got)
+		}
+		i++
+		blocks = append(blocks, b)
+	}
+	return blocks, nil
+}
+
+// OrderError reports the first block whose id is lower than the one before
+// (SM-TEXT-01), or "".
+func OrderError(blocks []Block) string {
+	for i := 1; i < len(blocks); i++ {
+		if blocks[i].ID < blocks[i-1].ID {
+			return fmt.Sprintf("stack_map line %d: id %d after id %d: blocks not in ascending id order", blocks[i].Line, blocks[i].ID, blocks[i-1].ID)
+		}
+	}
+	return ""
+}
+
+// DuplicateError reports the first id that heads two blocks (SM-TEXT-02), or "".
+func DuplicateError(blocks []Block) string {
+	seen := map[int]int{}
+	for _, b := range blocks {
+		if first, ok := seen[b.ID]; ok {
+			return fmt.Sprintf("stack_map lines %d and %d: id %d heads two blocks", first, b.Line, b.ID)
+		}
+		seen[b.ID] = b.Line
+	}
+	return ""
+}
+
+// IDs returns the set of block ids.
+func IDs(blocks []Block) map[int]Block {
+	m := make(map[int]Block, len(blocks))
+	for _, b := range blocks {
+		m[b.ID] = b
+	}
+	return m
+}
+
+// atoi parses digits the regexps already checked; an overflow becomes -1 so
+// range checks reject it.
+func atoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return -1
+	}
+	return n
+}
