@@ -18,3 +18,14 @@ func Unsupported(format string, args ...any) {
 func Unresolved(format string, args ...any) {
 	Fail(outcome.UnresolvedPrefix+fmt.Sprintf(format, args...), 1)
 }
+
+// WarningEntry names the report entries that carry warnings.
+const WarningEntry = "warning"
+
+// Warn records a miss of an informational requirement: the spec still
+// passes, and the report shows the warning next to it.
+func Warn(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	AddReportEntry(WarningEntry, msg)
+	fmt.Fprintf(GinkgoWriter, "WARNING: %s\n", msg)
+}

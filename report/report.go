@@ -19,10 +19,11 @@ import (
 
 // Spec is one spec's verdict.
 type Spec struct {
-	Text    string
-	IDs     []string
-	Class   outcome.Class
-	Message string // the first line of the failure or skip reason
+	Text     string
+	IDs      []string
+	Class    outcome.Class
+	Message  string   // the first line of the failure or skip reason
+	Warnings []string // misses of informational requirements
 }
 
 // Summary is one run's result.
@@ -68,11 +69,18 @@ func Summarize(reports []types.Report) Summary {
 			if c == outcome.NotRun {
 				continue
 			}
+			var warnings []string
+			for _, e := range sr.ReportEntries {
+				if e.Name == harness.WarningEntry {
+					warnings = append(warnings, e.StringRepresentation())
+				}
+			}
 			s.Specs = append(s.Specs, Spec{
-				Text:    strings.TrimSpace(sr.FullText()),
-				IDs:     harness.IDsOf(sr.Labels()),
-				Class:   c,
-				Message: oneLine(strings.TrimPrefix(strings.TrimPrefix(sr.Failure.Message, outcome.UnsupportedPrefix), outcome.UnresolvedPrefix)),
+				Warnings: warnings,
+				Text:     strings.TrimSpace(sr.FullText()),
+				IDs:      harness.IDsOf(sr.Labels()),
+				Class:    c,
+				Message:  oneLine(strings.TrimPrefix(strings.TrimPrefix(sr.Failure.Message, outcome.UnsupportedPrefix), outcome.UnresolvedPrefix)),
 			})
 		}
 	}
@@ -136,6 +144,9 @@ func (s Summary) WriteSpecs(w io.Writer) {
 			line += " -- " + sp.Message
 		}
 		fmt.Fprintln(w, line)
+		for _, warning := range sp.Warnings {
+			fmt.Fprintf(w, "%-11s   %s\n", "WARNING", warning)
+		}
 	}
 	for _, p := range s.SuiteProblems {
 		fmt.Fprintf(w, "%-11s %s\n", "SUITE", p)
