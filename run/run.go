@@ -175,10 +175,11 @@ func Judge(dir string, boot *qemu.Result) (report.Summary, error) {
 
 func (o Options) suiteArgs() []string {
 	args := []string{"-ginkgo.v", "-ginkgo.no-color", "-ginkgo.fail-on-empty", "-smct.profile=" + o.Profile}
+	filter := "!needs-boot" // those run in boots of their own
 	if o.Labels != "" {
-		args = append(args, "-ginkgo.label-filter="+o.Labels)
+		filter = "(" + o.Labels + ") && " + filter
 	}
-	return args
+	return append(args, "-ginkgo.label-filter="+filter)
 }
 
 // kernel resolves KERNEL= or IMAGE= (or the lock's default) to a file, and

@@ -2,8 +2,13 @@ package stackmapfmt
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 )
+
+// ErrEndsAtRecordBoundary marks a file that holds fewer records than its
+// header announces but ends cleanly between two records.
+var ErrEndsAtRecordBoundary = errors.New("ends at a record boundary")
 
 // Magic numbers and versions of stack_map_bin by profile.
 const (
@@ -68,6 +73,9 @@ func ParseBin(data []byte, profile string, order binary.ByteOrder) (Bin, error) 
 	}
 	off := headerSize
 	for i := uint32(0); i < h.NrStacks; i++ {
+		if len(data) == off {
+			return bin, fmt.Errorf("stack_map_bin: %w after %d of %d records", ErrEndsAtRecordBoundary, i, h.NrStacks)
+		}
 		if len(data)-off < recordHead {
 			return bin, fmt.Errorf("stack_map_bin: record %d at byte %d: file ends %d bytes into its 16-byte head (header says %d records)", i, off, len(data)-off, h.NrStacks)
 		}

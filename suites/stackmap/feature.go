@@ -3,6 +3,8 @@
 package stackmap
 
 import (
+	. "github.com/onsi/ginkgo/v2"
+
 	"github.com/ftrace-stackmap/conformance/harness"
 )
 
@@ -36,4 +38,15 @@ func requireFeature(t *harness.TraceFS) {
 	if why := featureMissing(t); why != "" {
 		harness.Unsupported("%s", why)
 	}
+}
+
+// describe declares a container of specs that need the feature: on a
+// kernel without it each of them ends UNSUPPORTED with the reason.
+func describe(text string, args ...any) bool {
+	body := args[len(args)-1].(func())
+	args[len(args)-1] = func() {
+		BeforeEach(func() { requireFeature(harness.Root()) })
+		body()
+	}
+	return Describe(text, append([]any{Label("stackmap")}, args...)...)
 }

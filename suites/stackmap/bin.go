@@ -1,0 +1,163 @@
+package stackmap
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"golang.org/x/sys/unix"
+
+	"github.com/ftrace-stackmap/conformance/harness"
+	fmtx "github.com/ftrace-stackmap/conformance/harness/stackmapfmt"
+)
+
+var _ = describe("the binary export", func() {
+	harness.ReqIt("SM-BIN-01", "starts with the profile's magic and version, the record count and a zero, in native byte order", func() {
+		tfs := harness.Root()
+		record(tfs, workloadRuns)
+		bin := readBin(tfs) // checks magic, byte order, version and reserved
+		Expect(bin.Header.NrStacks).To(Equal(uint32(readStat(tfs).Entries)), "nr_stacks %d, stack_map_stat entries differ", bin.Header.NrStacks)
+	})
+
+	harness.ReqIt("SM-BIN-02", "holds exactly nr_stacks records in ascending id order that fill the file, and reports size 0", func() {
+		tfs := harness.Root()
+		record(tfs, workloadRuns)
+		fi, err := os.Stat(tfs.Path(binNode))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(fi.Size()).To(BeZero(), "stack_map_bin reports size %d, want 0", fi.Size())
+		bin := readBin(tfs) // checks count, order, padding and that the records fill the file
+		Expect(bin.Records).NotTo(BeEmpty(), "no records after a traced workload")
+	})
+
+	harness.ReqIt("SM-BIN-03", "agrees with stack_map on ids, depths, ref counts and symbols", func() {
+		tfs := harness.Root()
+		record(tfs, workloadRuns)
+		blocks := readBlocks(tfs)
+		bin := readBin(tfs)
+		Expect(bin.Records).To(HaveLen(len(blocks)), "stack_map_bin has %d records, stack_map %d blocks", len(bin.Records), len(blocks))
+		syms := loadKallsyms()
+		if syms == nil {
+			By("skipping the symbol comparison: /proc/kallsyms shows no addresses")
+		}
+		for i, r := range bin.Records {
+			b := blocks[i]
+			Expect([]int{int(r.ID), int(r.Nr), int(r.Ref)}).To(Equal([]int{b.ID, b.Depth, b.Ref}),
+				"record %d: binary id %d depth %d ref %d, text id %d depth %d ref %d", i, r.ID, r.Nr, r.Ref, b.ID, b.Depth, b.Ref)
+			for f, addr := range r.Addrs {
+				Expect(frameMatches(b.Frames[f], addr, syms)).To(Succeed(), "stack %d frame [%d]", b.ID, f)
+			}
+		}
+	})
+
+	harness.ReqIt("SM-BIN-04", "takes its snapshot at open: an open file keeps the old records across a reset", func() {
+		tfs := harness.Root()
+		record(tfs, workloadRuns)
+		f, err := os.Open(tfs.Path(binNode))
+		if harness.Errno(err) == unix.ENOMEM {
+			harness.Unsupported("stack_map_bin open() gave ENOMEM: the snapshot of a map this large does not fit")
+		}
+		Expect(err).NotTo(HaveOccurred())
+		defer f.Close()
+		before := readBin(tfs)
+		Expect(before.Records).NotTo(BeEmpty(), "no records to keep")
+		Expect(tfs.Write(mapNode, "0")).To(Succeed())
+		data, err := io.ReadAll(f)
+		Expect(err).NotTo(HaveOccurred())
+		old, err := fmtx.ParseBin(data, harness.Profile(), binary.NativeEndian)
+		Expect(err).NotTo(HaveOccurred(), "the file opened before the reset")
+		Expect(old.Records).To(HaveLen(len(before.Records)), "a file opened before the reset lost records")
+		Expect(readBin(tfs).Records).To(BeEmpty(), "a file opened after the reset still has records")
+	})
+})
+
+// kallsyms maps addresses to the names defined there, sorted by address.
+type kallsyms struct {
+	addrs []uint64
+	names map[uint64][]string
+}
+
+// loadKallsyms reads /proc/kallsyms; nil when it hides the addresses.
+func loadKallsyms() *kallsyms {
+	f, err := os.Open("/proc/kallsyms")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	k := &kallsyms{names: map[uint64][]string{}}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 3 {
+			continue
+		}
+		a, err := strconv.ParseUint(fields[0], 16, 64)
+		if err != nil || a == 0 {
+			continue
+		}
+		if _, ok := k.names[a]; !ok {
+			k.addrs = append(k.addrs, a)
+		}
+		k.names[a] = append(k.names[a], fields[2])
+	}
+	if len(k.addrs) == 0 {
+		return nil
+	}
+	sort.Slice(k.addrs, func(i, j int) bool { return k.addrs[i] < k.addrs[j] })
+	return k
+}
+
+// lookup returns the start of the symbol containing addr and its names.
+func (k *kallsyms) lookup(addr uint64) (uint64, []string) {
+	i := sort.Search(len(k.addrs), func(i int) bool { return k.addrs[i] > addr })
+	if i == 0 {
+		return 0, nil
+	}
+	base := k.addrs[i-1]
+	return base, k.names[base]
+}
+
+// frameMatches checks a text frame ("sym+0x10/0x40 [mod]", "0x...", or the
+// trampoline marker) against the binary's address for it.
+func frameMatches(text string, addr uint64, syms *kallsyms) error {
+	text, _, _ = strings.Cut(text, " [") // drop a module name
+	switch {
+	case text == "[FTRACE TRAMPOLINE]":
+		if harness.Profile() == harness.ProfileV4 && addr != fmtx.TrampolineMarker {
+			return fmt.Errorf("text says [FTRACE TRAMPOLINE], binary has %#x, want the marker %#x", addr, fmtx.TrampolineMarker)
+		}
+		return nil
+	case strings.HasPrefix(text, "0x"):
+		if v, err := strconv.ParseUint(text[2:], 16, 64); err != nil || v != addr {
+			return fmt.Errorf("text has raw address %s, binary %#x", text, addr)
+		}
+		return nil
+	}
+	if syms == nil {
+		return nil
+	}
+	name, rest, _ := strings.Cut(text, "+")
+	offText, _, _ := strings.Cut(rest, "/")
+	off, err := strconv.ParseUint(strings.TrimPrefix(offText, "0x"), 16, 64)
+	if err != nil {
+		return fmt.Errorf("text frame %q has no symbol+offset", text)
+	}
+	// A return address may be printed against the symbol before it (%pB
+	// looks up addr-1), so both readings are accepted.
+	for _, probe := range []uint64{addr, addr - 1} {
+		base, names := syms.lookup(probe)
+		for _, n := range names {
+			if n == name && addr-base == off {
+				return nil
+			}
+		}
+	}
+	base, names := syms.lookup(addr)
+	return fmt.Errorf("text says %s, binary %#x is %v+%#x", text, addr, names, addr-base)
+}

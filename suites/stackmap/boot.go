@@ -1,0 +1,109 @@
+package stackmap
+
+import (
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/ftrace-stackmap/conformance/harness"
+	fmtx "github.com/ftrace-stackmap/conformance/harness/stackmapfmt"
+)
+
+// NeedsBoot labels specs that need a boot with their own kernel command
+// line; `make qemu-test` runs each in a boot of its own (see the boot plans).
+const NeedsBoot = "needs-boot"
+
+const bitsParam = "ftrace_stackmap.bits"
+
+// Capacity bounds of the map, as log2.
+const (
+	minBits, maxBits, defaultBits = 10, 18, 14
+)
+
+// cmdlineWords returns the kernel command line's words.
+func cmdlineWords() []string {
+	b, err := os.ReadFile("/proc/cmdline")
+	if err != nil {
+		harness.Unresolved("cannot read /proc/cmdline: %v", err)
+	}
+	return strings.Fields(string(b))
+}
+
+// paramValue finds key=value on the command line (the last one wins, as in
+// the kernel); bare reports a lone key without "=".
+func paramValue(key string) (value string, set, bare bool) {
+	for _, w := range cmdlineWords() {
+		if w == key {
+			value, set, bare = "", false, true
+		} else if v, ok := strings.CutPrefix(w, key+"="); ok {
+			value, set, bare = v, true, false
+		}
+	}
+	return value, set, bare
+}
+
+// expectedBits is what ftrace_stackmap.bits=value must give: the value read
+// as C's strtoul with base 0 does (0x hex, 0 octal, decimal), clamped to
+// [10, 18]; the default when it is not a number.
+func expectedBits(value string) int {
+	n, err := strconv.ParseUint(value, 0, 32)
+	if err != nil || strings.ContainsAny(value, "_+-") {
+		return defaultBits
+	}
+	return int(min(max(n, minBits), maxBits))
+}
+
+// checkStackIDsResolve is SM-TRACE-01's check on the current trace.
+func checkStackIDsResolve(tfs *harness.TraceFS) {
+	ids := fmtx.ParseTrace(readTrace(tfs)).IDs
+	Expect(ids).NotTo(BeEmpty(), "no <stack_id N> in trace after a stack-traced workload")
+	blocks := fmtx.IDs(readBlocks(tfs))
+	for _, id := range ids {
+		_, ok := blocks[id]
+		Expect(ok).To(BeTrue(), "trace has <stack_id %d>, stack_map has no block %d", id, id)
+	}
+}
+
+var _ = describe("stackmap at boot", Label(NeedsBoot), func() {
+	harness.ReqIt("SM-BOOT-01", "turns the map on from trace_options=stackmap,stacktrace and keeps it live", func() {
+		tfs := harness.Root()
+		value, set, _ := paramValue("trace_options")
+		tokens := strings.Split(value, ",")
+		if !set || !slices.Contains(tokens, "stackmap") || !slices.Contains(tokens, "stacktrace") {
+			harness.Unsupported("needs a boot with trace_options=stackmap,stacktrace")
+		}
+		for _, o := range []string{"stackmap", "stacktrace"} {
+			got, _ := harness.AtStart().Option(o)
+			Expect(got).To(Equal("1"), "options/%s when userspace started, booted with trace_options=%s", o, value)
+		}
+		By("turning on a stack source as booted: stackmap and stacktrace stay on")
+		quiet(tfs)
+		resetMap(tfs)
+		harness.Set(tfs, execEnable, "1")
+		traceWorkload(tfs, workloadRuns)
+		checkStackIDsResolve(tfs)
+	})
+
+	harness.ReqIt("SM-BOOT-02", "sizes the map from ftrace_stackmap.bits=, clamped to 10..18, default 14 when not a number", func() {
+		value, set, _ := paramValue(bitsParam)
+		if !set {
+			harness.Unsupported("needs a boot with %s=", bitsParam)
+		}
+		bits := expectedBits(value)
+		st := readStat(harness.Root())
+		Expect(st.Capacity).To(Equal(int64(1)<<bits), "booted with %s=%s: capacity %d, want 2^%d = %d", bitsParam, value, st.Capacity, bits, 1<<bits)
+		Expect(st.TableSize).To(Equal(int64(2)<<bits), "table_size %d, want %d", st.TableSize, 2<<bits)
+	})
+
+	harness.ReqIt("SM-BOOT-03", "boots with the default size given a bare ftrace_stackmap.bits", func() {
+		if _, _, bare := paramValue(bitsParam); !bare {
+			harness.Unsupported("needs a boot with a bare %s", bitsParam)
+		}
+		st := readStat(harness.Root())
+		Expect(st.Capacity).To(Equal(int64(1)<<defaultBits), "capacity %d with a bare %s, want the default %d", st.Capacity, bitsParam, 1<<defaultBits)
+	})
+})

@@ -1,0 +1,59 @@
+package stackmap
+
+import (
+	"slices"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/ftrace-stackmap/conformance/harness"
+	fmtx "github.com/ftrace-stackmap/conformance/harness/stackmapfmt"
+)
+
+var _ = describe("the stackmap option", func() {
+	harness.ReqIt("SM-OPT-01", "reads 0 or 1, round-trips 1 and 0, and trace_options agrees", func() {
+		tfs := harness.Root()
+		quiet(tfs)
+		Expect(tfs.ReadTrimmed(optionNode)).To(BeElementOf("0", "1"))
+		harness.Set(tfs, optionNode, "0")
+		for _, tc := range []struct{ value, token string }{{"1", "stackmap"}, {"0", "nostackmap"}} {
+			Expect(tfs.Write(optionNode, tc.value)).To(Succeed(), "writing %s to options/stackmap", tc.value)
+			Expect(tfs.ReadTrimmed(optionNode)).To(Equal(tc.value), "options/stackmap after writing %s", tc.value)
+			opts, err := tfs.Read("trace_options")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(hasLine(opts, tc.token)).To(BeTrue(), "trace_options has no line %q after writing %s to options/stackmap", tc.token, tc.value)
+		}
+	})
+
+	harness.ReqIt("SM-OPT-02", "lists stackmap right after stacktrace in trace_options", func() {
+		opts, err := harness.Root().Read("trace_options")
+		Expect(err).NotTo(HaveOccurred())
+		names := []string{}
+		for _, l := range splitLines(opts) {
+			names = append(names, strings.TrimPrefix(strings.TrimSpace(l), "no"))
+		}
+		i := slices.Index(names, "stacktrace")
+		if i < 0 || i+1 >= len(names) || names[i+1] != "stackmap" {
+			harness.Warn("stackmap does not follow stacktrace in trace_options:\n%s", opts)
+		}
+	})
+
+	harness.ReqIt("SM-OPT-03", "puts <stack_id N> in trace with a stack source on, and no stacks without one", func() {
+		tfs := harness.Root()
+		record(tfs, workloadRuns)
+		trace := readTrace(tfs)
+		stacks := fmtx.ParseTrace(trace)
+		Expect(stacks.IDs).NotTo(BeEmpty(), "no line ends in <stack_id N> after %d stack-traced sched_process_exec events:\n%s", workloadRuns, trace)
+
+		By("running the workload again with stacktrace off")
+		resetMap(tfs)
+		Expect(tfs.Write("options/stacktrace", "0")).To(Succeed())
+		traceWorkload(tfs, workloadRuns)
+		trace = readTrace(tfs)
+		stacks = fmtx.ParseTrace(trace)
+		Expect(strings.Count(trace, "sched_process_exec:")).To(Equal(workloadRuns), "the events themselves are missing:\n%s", trace)
+		Expect(stacks.IDs).To(BeEmpty(), "<stack_id> lines with no stack source on:\n%s", trace)
+		Expect(stacks.FullStacks).To(BeZero(), "<stack trace> blocks with no stack source on:\n%s", trace)
+	})
+})
