@@ -29,3 +29,6 @@ func Warn(format string, args ...any) {
 	AddReportEntry(WarningEntry, msg)
 	fmt.Fprintf(GinkgoWriter, "WARNING: %s\n", msg)
 }
+
+// NoStackmapFeature starts the reason given when a kernel lacks the feature.
+const NoStackmapFeature = "kernel has no stackmap feature"

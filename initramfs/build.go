@@ -33,8 +33,13 @@ type Builder struct {
 	Arch      string
 }
 
-// Build compiles the guest programs and writes OutDir/initramfs.cpio,
-// rewriting it only when a program changed. It returns the archive's path.
+// HostSuite is where Build leaves a build of the suite for the host, used to
+// list specs (Ginkgo's dry run) without booting.
+func (b Builder) HostSuite() string { return filepath.Join(b.OutDir, "suites-host.test") }
+
+// Build compiles the guest programs (and HostSuite) and writes
+// OutDir/initramfs.cpio, rewriting it only when a program changed. It
+// returns the archive's path.
 func (b Builder) Build(ctx context.Context) (string, error) {
 	goarch, ok := GoArch[b.Arch]
 	if !ok {
@@ -51,7 +56,9 @@ func (b Builder) Build(ctx context.Context) (string, error) {
 		return "", err
 	}
 	if old, err := os.ReadFile(out + ".sources"); err == nil && string(old) == sources {
-		if _, err := os.Stat(out); err == nil {
+		_, errArchive := os.Stat(out)
+		_, errHost := os.Stat(b.HostSuite())
+		if errArchive == nil && errHost == nil {
 			return out, nil
 		}
 	}
@@ -60,6 +67,7 @@ func (b Builder) Build(ctx context.Context) (string, error) {
 	var g errgroup.Group
 	g.Go(func() error { return b.goTool(ctx, goarch, "build", "-o", initBin, "./initramfs/init") })
 	g.Go(func() error { return b.goTool(ctx, goarch, "test", "-c", "-o", suiteBin, "./suites") })
+	g.Go(func() error { return b.goTool(ctx, runtime.GOARCH, "test", "-c", "-o", b.HostSuite(), "./suites") })
 	if err := g.Wait(); err != nil {
 		return "", err
 	}

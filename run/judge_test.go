@@ -14,6 +14,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/frame"
 	"github.com/ftrace-stackmap/conformance/qemu"
+	"github.com/ftrace-stackmap/conformance/report"
 )
 
 // ginkgoReport makes a report.json with one It in the given state.
@@ -49,11 +50,11 @@ func judge(t *testing.T, log string, boot qemu.Result) (int, error) {
 	if err := os.WriteFile(filepath.Join(dir, "console.log"), []byte(log), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Judge(dir, &boot)
+	reports, err := Judge(dir, &boot)
 	if err != nil {
 		return 2, err
 	}
-	return s.ExitCode(), nil
+	return report.Summarize(reports).ExitCode(), nil
 }
 
 func TestJudgeTrustsOnlyCompleteResults(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,11 +16,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/onsi/ginkgo/v2/types"
+
 	"github.com/ftrace-stackmap/conformance/debian"
 	"github.com/ftrace-stackmap/conformance/frame"
+	"github.com/ftrace-stackmap/conformance/harness"
 	"github.com/ftrace-stackmap/conformance/images"
 	"github.com/ftrace-stackmap/conformance/initramfs"
 	"github.com/ftrace-stackmap/conformance/kimage"
+	"github.com/ftrace-stackmap/conformance/outcome"
 	"github.com/ftrace-stackmap/conformance/qemu"
 	"github.com/ftrace-stackmap/conformance/report"
 )
@@ -58,15 +63,23 @@ type Result struct {
 	KernelSHA string
 	Machine   string // QEMU's version and machine settings
 	Summary   report.Summary
-	Boot      *qemu.Result
+	Boots     []BootResult
+}
+
+// BootResult is how one boot of the run went.
+type BootResult struct {
+	Plan    BootPlan
+	Boot    *qemu.Result // nil when the boot was not needed
+	Skipped string       // why it was not made
 }
 
 // DefaultBootArgs are added to every boot. The trace_options token lets the
 // baseline check that the kernel honours options given at boot.
 var DefaultBootArgs = []string{"trace_options=noannotate"}
 
-// QemuTest runs the suite once under QEMU. On an infrastructure problem it
-// returns an *InfraError, with the run directory (console log kept) in Result.
+// QemuTest runs the suite under QEMU: one boot per plan that selects a spec.
+// On an infrastructure problem it returns an *InfraError, with the run
+// directory (console logs kept) in Result.
 func QemuTest(ctx context.Context, o Options) (*Result, error) {
 	m, ok := qemu.Machines[o.Arch]
 	if !ok {
@@ -90,96 +103,189 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 	if res.KernelSHA, err = fileSHA256(kernel); err != nil {
 		return nil, infra("%v", err)
 	}
-	if res.Dir, err = newRunDir(o.ResultsDir, o.Arch); err != nil {
-		return nil, infra("%v", err)
-	}
 
 	step := o.step("building initramfs (%s)", o.Arch)
 	b := initramfs.Builder{ModuleDir: o.ModuleDir, OutDir: filepath.Join(o.ModuleDir, "build", o.Arch), Arch: o.Arch}
 	base, err := b.Build(ctx)
 	if err != nil {
-		return res, infra("building the initramfs: %v", err)
+		return nil, infra("building the initramfs: %v", err)
 	}
 	step()
-	initrd := filepath.Join(res.Dir, "initrd.cpio")
+	specs, err := listSpecs(ctx, b.HostSuite())
+	if err != nil {
+		return nil, infra("%v", err)
+	}
+	if res.Dir, err = newRunDir(o.ResultsDir, o.Arch); err != nil {
+		return nil, infra("%v", err)
+	}
+
+	var reports []types.Report
+	noFeature := ""
+	for _, plan := range Plans {
+		filter := plan.filter(o.Labels)
+		chosen, err := selected(specs, filter)
+		if err != nil {
+			return res, infra("LABELS=%q: %v", o.Labels, err)
+		}
+		br := BootResult{Plan: plan}
+		switch {
+		case len(chosen) == 0:
+			br.Skipped = "no spec selected"
+		case noFeature != "" && plan.Name != "default":
+			// Booting again cannot find a feature the default boot did not.
+			br.Skipped = noFeature
+			reports = append(reports, skippedAs(chosen, outcome.UnsupportedPrefix+noFeature+" (seen in the default boot; boot "+plan.Name+" not made)"))
+		default:
+			r, boot, err := o.bootOnce(ctx, m, bootable, base, res.Dir, plan, filter)
+			br.Boot = boot
+			res.Boots = append(res.Boots, br)
+			if err != nil {
+				return res, err
+			}
+			reports = append(reports, r...)
+			if why := featureAbsent(r); why != "" {
+				noFeature = why
+			}
+			continue
+		}
+		res.Boots = append(res.Boots, br)
+	}
+	if len(reports) == 0 {
+		return res, infra("LABELS=%q selects no spec", o.Labels)
+	}
+	if err := writeReports(res.Dir, reports); err != nil {
+		return res, infra("%v", err)
+	}
+	res.Summary = report.Summarize(reports)
+	return res, nil
+}
+
+// bootOnce makes one boot of a plan and judges what came back.
+func (o Options) bootOnce(ctx context.Context, m qemu.Machine, kernel, base, runDir string, plan BootPlan, filter string) ([]types.Report, *qemu.Result, error) {
+	dir := filepath.Join(runDir, "boots", plan.Name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, infra("%v", err)
+	}
+	initrd := filepath.Join(dir, "initrd.cpio")
 	defer os.Remove(initrd) // big, and rebuilt in well under a second
 	guestTimeout := o.Timeout - 20*time.Second
 	if guestTimeout < 10*time.Second {
 		guestTimeout = o.Timeout / 2
 	}
-	cfg := initramfs.RunConfig{Args: o.suiteArgs(), TimeoutSeconds: int(guestTimeout.Seconds())}
+	cfg := initramfs.RunConfig{Args: o.suiteArgs(filter), TimeoutSeconds: int(guestTimeout.Seconds())}
 	if err := initramfs.WithRunConfig(base, initrd, cfg); err != nil {
-		return res, infra("writing the run configuration: %v", err)
+		return nil, nil, infra("writing the run configuration: %v", err)
 	}
-
-	boot := qemu.Boot{Machine: m, Kernel: bootable, Initrd: initrd, Append: append(append([]string{}, DefaultBootArgs...), o.BootArgs...),
-		Timeout: o.Timeout, ConsoleLog: filepath.Join(res.Dir, "console.log"), Echo: o.Echo}
-	step = o.step("booting %s under %s (timeout %s)", filepath.Base(kernel), m.Binary, o.Timeout)
-	res.Boot, err = qemu.Run(ctx, boot)
+	args := append(append(append([]string{}, DefaultBootArgs...), plan.Append...), o.BootArgs...)
+	boot := qemu.Boot{Machine: m, Kernel: kernel, Initrd: initrd, Append: args,
+		Timeout: o.Timeout, ConsoleLog: filepath.Join(dir, "console.log"), Echo: o.Echo}
+	step := o.step("boot %s: %s", plan.Name, boot.CommandLine())
+	res, err := qemu.Run(ctx, boot)
+	appendConsole(runDir, plan.Name, boot)
 	if err != nil {
-		return res, infra("%v", err)
+		return nil, res, infra("boot %s: %v", plan.Name, err)
 	}
 	step()
-	os.WriteFile(filepath.Join(res.Dir, "qemu-command.txt"), []byte(shellQuote(res.Boot.Command)+"\n"), 0o644)
-	res.Summary, err = Judge(res.Dir, res.Boot)
-	return res, err
+	os.WriteFile(filepath.Join(dir, "qemu-command.txt"), []byte(shellQuote(res.Command)+"\n"), 0o644)
+	reports, err := Judge(dir, res)
+	if err != nil {
+		return nil, res, infra("boot %s: %v", plan.Name, err)
+	}
+	if plan.Name != "default" {
+		for i := range reports {
+			for j := range reports[i].SpecReports {
+				sr := &reports[i].SpecReports[j]
+				sr.ContainerHierarchyTexts = append([]string{"boot " + plan.Name}, sr.ContainerHierarchyTexts...)
+			}
+		}
+	}
+	return reports, res, nil
+}
+
+// appendConsole adds a boot's console to the run's console.log, so one
+// file holds every boot in order.
+func appendConsole(runDir, name string, boot qemu.Boot) {
+	data, _ := os.ReadFile(boot.ConsoleLog)
+	f, err := os.OpenFile(filepath.Join(runDir, "console.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "===== boot %s: %s =====\n", name, boot.CommandLine())
+	f.Write(data)
+}
+
+// featureAbsent returns the reason the default boot gave for the kernel
+// lacking the feature, or "".
+func featureAbsent(reports []types.Report) string {
+	for _, sp := range report.Summarize(reports).Specs {
+		if sp.Class == outcome.Unsupported && strings.HasPrefix(sp.Message, harness.NoStackmapFeature) {
+			return sp.Message
+		}
+	}
+	return ""
+}
+
+// writeReports writes the run's merged reports: Ginkgo's JSON and JUnit.
+func writeReports(dir string, reports []types.Report) error {
+	js, err := json.MarshalIndent(reports, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.json"), js, 0o644); err != nil {
+		return err
+	}
+	return report.WriteJUnit(reports, filepath.Join(dir, "junit.xml"))
 }
 
 // Judge reads the frames the guest wrote into dir/console.log, saves the
 // files they carry into dir, and decides whether they can be trusted; only
-// then is there a summary. boot is how QEMU ended.
-func Judge(dir string, boot *qemu.Result) (report.Summary, error) {
+// then are there reports. boot is how QEMU ended.
+func Judge(dir string, boot *qemu.Result) ([]types.Report, error) {
 	log := filepath.Join(dir, "console.log")
 	f, err := os.Open(log)
 	if err != nil {
-		return report.Summary{}, infra("%v", err)
+		return nil, infra("%v", err)
 	}
 	defer f.Close()
 	c, err := frame.Decode(f)
 	if err != nil {
-		return report.Summary{}, infra("reading %s: %v", log, err)
+		return nil, infra("reading %s: %v", log, err)
 	}
 	for name, data := range c.Files {
 		os.WriteFile(filepath.Join(dir, name), data, 0o644)
 	}
 	switch {
 	case boot.Panic != "":
-		return report.Summary{}, infra("guest kernel panicked: %s (see %s)", boot.Panic, log)
+		return nil, infra("guest kernel panicked: %s (see %s)", boot.Panic, log)
 	case boot.TimedOut:
-		return report.Summary{}, infra("guest did not power off within %s: hung? (see %s)", boot.Duration.Round(time.Second), log)
+		return nil, infra("guest did not power off within %s: hung? (see %s)", boot.Duration.Round(time.Second), log)
 	case len(c.GuestErrors) > 0:
-		return report.Summary{}, infra("guest: %s (see %s)", c.GuestErrors[0], log)
+		return nil, infra("guest: %s (see %s)", c.GuestErrors[0], log)
 	case len(c.Problems) > 0:
-		return report.Summary{}, infra("result from the guest is damaged: %v (see %s)", c.Problems[0], log)
+		return nil, infra("result from the guest is damaged: %v (see %s)", c.Problems[0], log)
 	case c.Files["report.json"] == nil || !c.HaveExit:
-		return report.Summary{}, infra("guest sent no complete result: did its init run? (see %s)", log)
+		return nil, infra("guest sent no complete result: did its init run? (see %s)", log)
 	}
 	reports, err := report.Parse(c.Files["report.json"])
 	if err != nil {
-		return report.Summary{}, infra("%v", err)
-	}
-	if err := report.WriteJUnit(reports, filepath.Join(dir, "junit.xml")); err != nil {
-		return report.Summary{}, infra("writing junit.xml: %v", err)
+		return nil, infra("%v", err)
 	}
 	s := report.Summarize(reports)
 	switch {
 	case len(s.SuiteProblems) > 0:
-		return s, infra("suite: %s", s.SuiteProblems[0])
+		return reports, infra("suite: %s", s.SuiteProblems[0])
 	case len(s.Specs) == 0:
-		return s, infra("no spec ran: check LABELS")
+		return reports, infra("no spec ran: check LABELS")
 	case (c.Exit == 0) != s.Succeeded:
-		return s, infra("suite exit code %d disagrees with its report (succeeded=%v)", c.Exit, s.Succeeded)
+		return reports, infra("suite exit code %d disagrees with its report (succeeded=%v)", c.Exit, s.Succeeded)
 	}
-	return s, nil
+	return reports, nil
 }
 
-func (o Options) suiteArgs() []string {
-	args := []string{"-ginkgo.v", "-ginkgo.no-color", "-ginkgo.fail-on-empty", "-smct.profile=" + o.Profile}
-	filter := "!needs-boot" // those run in boots of their own
-	if o.Labels != "" {
-		filter = "(" + o.Labels + ") && " + filter
-	}
-	return append(args, "-ginkgo.label-filter="+filter)
+func (o Options) suiteArgs(filter string) []string {
+	return []string{"-ginkgo.v", "-ginkgo.no-color", "-ginkgo.fail-on-empty",
+		"-smct.profile=" + o.Profile, "-ginkgo.label-filter=" + filter}
 }
 
 // kernel resolves KERNEL= or IMAGE= (or the lock's default) to a file, and

@@ -89,8 +89,25 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	}
 	s := res.Summary
 	var b strings.Builder
-	fmt.Fprintf(&b, "kernel:  %s\nimage:   %s, sha256 %s\nmachine: %s on %s, boot %.1fs\nprofile: %s\n\n",
-		s.Kernel, res.Source, res.KernelSHA, o.Arch, res.Machine, res.Boot.Duration.Seconds(), o.Profile)
+	fmt.Fprintf(&b, "kernel:  %s\nimage:   %s, sha256 %s\nmachine: %s on %s\nprofile: %s\n",
+		s.Kernel, res.Source, res.KernelSHA, o.Arch, res.Machine, o.Profile)
+	notMade := map[string][]string{}
+	var reasons []string
+	for _, br := range res.Boots {
+		switch {
+		case br.Boot != nil:
+			fmt.Fprintf(&b, "boot:    %-13s %4.1fs  %s\n", br.Plan.Name, br.Boot.Duration.Seconds(), strings.Join(br.Plan.Append, " "))
+		case br.Skipped != "no spec selected":
+			if notMade[br.Skipped] == nil {
+				reasons = append(reasons, br.Skipped)
+			}
+			notMade[br.Skipped] = append(notMade[br.Skipped], br.Plan.Name)
+		}
+	}
+	for _, why := range reasons {
+		fmt.Fprintf(&b, "boots not made (%s): %s\n", why, strings.Join(notMade[why], ", "))
+	}
+	b.WriteString("\n")
 	s.WriteSpecs(&b)
 	b.WriteString("\nrequirements:\n")
 	s.WriteCoverage(&b)

@@ -24,7 +24,7 @@ func featureMissing(t *harness.TraceFS) string {
 	hasOption, hasMap := t.Exists(optionNode), t.Exists(mapNode)
 	switch {
 	case !hasOption && !hasMap:
-		return "kernel has no stackmap feature (no options/stackmap, no stack_map)"
+		return harness.NoStackmapFeature + " (no options/stackmap, no stack_map)"
 	case !hasOption:
 		return "kernel has stack_map but no options/stackmap"
 	case !hasMap:
