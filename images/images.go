@@ -114,7 +114,7 @@ func Fetch(e *Entry, arch, cacheDir string, progress io.Writer) (string, error) 
 		return "", fmt.Errorf("images.lock entry %s has no %s image", e.Name, arch)
 	}
 	out := filepath.Join(cacheDir, "images", a.ImageSHA256)
-	if sum, err := fileSHA256(out); err == nil && sum == a.ImageSHA256 {
+	if sum, err := FileSHA256(out); err == nil && sum == a.ImageSHA256 {
 		return out, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
@@ -133,20 +133,21 @@ func Fetch(e *Entry, arch, cacheDir string, progress io.Writer) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	if sum, err := fileSHA256(deb); err != nil || sum != a.DebSHA256 {
+	if sum, err := FileSHA256(deb); err != nil || sum != a.DebSHA256 {
 		return "", fmt.Errorf("%w: %s has sha256 %s, images.lock pins %s; the archive changed under the pin: check it and re-pin entry %s", ErrHashMismatch, filepath.Base(deb), sum, a.DebSHA256, e.Name)
 	}
 	if err := debian.Extract(deb, a.Path, out+".tmp"); err != nil {
 		return "", err
 	}
-	if sum, _ := fileSHA256(out + ".tmp"); sum != a.ImageSHA256 {
+	if sum, _ := FileSHA256(out + ".tmp"); sum != a.ImageSHA256 {
 		os.Remove(out + ".tmp")
 		return "", fmt.Errorf("%w: %s from %s has sha256 %s, images.lock pins %s", ErrHashMismatch, a.Path, filepath.Base(deb), sum, a.ImageSHA256)
 	}
 	return out, os.Rename(out+".tmp", out)
 }
 
-func fileSHA256(path string) (string, error) {
+// FileSHA256 is the hex SHA-256 of a file.
+func FileSHA256(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err

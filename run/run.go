@@ -5,8 +5,6 @@ package run
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -100,7 +98,7 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Kernel: kernel, Source: source, Machine: m.Describe()}
-	if res.KernelSHA, err = fileSHA256(kernel); err != nil {
+	if res.KernelSHA, err = images.FileSHA256(kernel); err != nil {
 		return nil, infra("%v", err)
 	}
 
@@ -335,7 +333,7 @@ func (o Options) bootable(kernel string) (string, error) {
 	if info.Format != kimage.BzImage {
 		return kernel, nil
 	}
-	sum, err := fileSHA256(kernel)
+	sum, err := images.FileSHA256(kernel)
 	if err != nil {
 		return "", infra("%v", err)
 	}
@@ -384,19 +382,6 @@ func newRunDir(parent, arch string) (string, error) {
 	latest := filepath.Join(parent, "latest")
 	os.Remove(latest)
 	return dir, os.Symlink(filepath.Base(dir), latest)
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func shellQuote(args []string) string {
