@@ -132,3 +132,18 @@ func TestRequirementRegistry(t *testing.T) {
 	}()
 	ReqIt("SM-NOPE-99", "does nothing", func() {})
 }
+
+func TestInUse(t *testing.T) {
+	tfs := fakeTraceFS(t)
+	snap, _ := tfs.Save()
+	if got := snap.InUse(); got != "instances theirs" {
+		t.Fatalf("InUse() = %q, want the instance named", got)
+	}
+	os.Remove(tfs.Path("instances/theirs/foo"))
+	os.Remove(tfs.Path("instances/theirs"))
+	tfs.Write("current_tracer", "function\n")
+	snap, _ = tfs.Save()
+	if got := snap.InUse(); got != "current_tracer=function" {
+		t.Fatalf("InUse() = %q, want the tracer named", got)
+	}
+}

@@ -201,3 +201,19 @@ func sameBufferSize(a, b string) bool {
 	}
 	return x-y < 4 && y-x < 4
 }
+
+// InUse says how tracefs is being used by someone else, or "" when it is
+// idle: a tracer other than nop, enabled events, or instances.
+func (s *Snapshot) InUse() string {
+	var use []string
+	if t := s.values["current_tracer"]; t != "" && t != "nop" {
+		use = append(use, "current_tracer="+t)
+	}
+	if len(s.events) > 0 {
+		use = append(use, fmt.Sprintf("%d events enabled", len(s.events)))
+	}
+	if len(s.instances) > 0 {
+		use = append(use, "instances "+strings.Join(s.instances, ","))
+	}
+	return strings.Join(use, ", ")
+}

@@ -24,11 +24,13 @@ var (
 	root     *TraceFS
 	bootTime *Snapshot
 	profile  = ProfileV4
+	force    bool
 )
 
 // RegisterFlags adds the suite's own flags to a test binary's flag set.
 func RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&profile, "smct.profile", ProfileV4, "contract profile to check: v4 or v3")
+	fs.BoolVar(&force, "smct.force", false, "run even if tracefs is in use (a tracer, events or instances set up by someone else)")
 }
 
 // Profile is the contract profile this run checks.
@@ -48,6 +50,9 @@ func SetUpSuite() {
 	snap, err := t.Save()
 	if err != nil {
 		Fail(fmt.Sprintf("cannot save tracefs settings: %v", err))
+	}
+	if busy := snap.InUse(); busy != "" && !force {
+		Fail(fmt.Sprintf("tracefs is in use (%s): the suite would disturb it; pass -smct.force to run anyway", busy))
 	}
 	root, bootTime = t, snap
 	AddReportEntry(KernelEntry, kernelRelease())
