@@ -50,7 +50,7 @@ func (t *TraceFS) Save() (*Snapshot, error) {
 	if s.events, err = t.lines("set_event"); err != nil {
 		return nil, err
 	}
-	if t.Exists("set_ftrace_filter") {
+	if t.filterReadable() {
 		if s.filter, err = t.ftraceFilter(); err != nil {
 			return nil, err
 		}
@@ -91,6 +91,18 @@ func (t *TraceFS) lines(node string) ([]string, error) {
 	return out, nil
 }
 
+// filterReadable says whether set_ftrace_filter exists and may be read: a
+// kernel whose function tracing is locked down refuses it with EPERM, and
+// then the suite cannot change it either.
+func (t *TraceFS) filterReadable() bool {
+	f, err := os.Open(t.Path("set_ftrace_filter"))
+	if err != nil {
+		return false
+	}
+	f.Close()
+	return true
+}
+
 // ftraceFilter returns the function filter, nil meaning "all functions".
 func (t *TraceFS) ftraceFilter() ([]string, error) {
 	l, err := t.lines("set_ftrace_filter")
@@ -127,7 +139,7 @@ func (s *Snapshot) Restore() error {
 			try(t.Append("set_event", e))
 		}
 	}
-	if t.Exists("set_ftrace_filter") {
+	if t.filterReadable() {
 		if now, err := t.ftraceFilter(); err == nil && !slices.Equal(now, s.filter) {
 			try(t.Write("set_ftrace_filter", ""))
 			for _, f := range s.filter {
