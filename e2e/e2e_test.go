@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -178,5 +179,35 @@ func TestMissingQEMUIsNamed(t *testing.T) {
 	_, err := qemu.Run(context.Background(), qemu.Boot{Machine: m, ConsoleLog: filepath.Join(t.TempDir(), "c")})
 	if err == nil || !strings.Contains(err.Error(), "install the Debian package qemu-system-arm") {
 		t.Fatalf("qemu.Run(missing binary) = %v, want the package to install", err)
+	}
+}
+
+// A pin that no longer matches the archive stops the fetch with what to do.
+func TestBrokenPinsStopTheFetch(t *testing.T) {
+	lock, err := images.Read(filepath.Join(rootDir, "images.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, _ := lock.Entry(lock.Default)
+	for _, tc := range []struct {
+		name string
+		edit func(a *images.ArchImage)
+		want string
+	}{
+		{"a version gone from the archive", func(a *images.ArchImage) { a.Version = "0.0.1-1" }, "re-pin entry"},
+		{"a .deb with another hash", func(a *images.ArchImage) { a.DebSHA256 = strings.Repeat("0", 64) }, "hash mismatch"},
+		{"an image with another hash", func(a *images.ArchImage) { a.ImageSHA256 = strings.Repeat("0", 64) }, "hash mismatch"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := *good
+			a := e.Arches["arm64"]
+			tc.edit(&a)
+			e.Arches = map[string]images.ArchImage{"arm64": a}
+			_, err := images.Fetch(&e, "arm64", t.TempDir(), io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Fetch() = %v, want an error mentioning %q", err, tc.want)
+			}
+			t.Log(err)
+		})
 	}
 }

@@ -141,7 +141,7 @@ func Fetch(e *Entry, arch, cacheDir string, progress io.Writer) (string, error) 
 	}
 	if sum, _ := FileSHA256(out + ".tmp"); sum != a.ImageSHA256 {
 		os.Remove(out + ".tmp")
-		return "", fmt.Errorf("%w: %s from %s has sha256 %s, images.lock pins %s", ErrHashMismatch, a.Path, filepath.Base(deb), sum, a.ImageSHA256)
+		return "", fmt.Errorf("%w: %s from %s has sha256 %s, images.lock pins %s; check the package and re-pin entry %s", ErrHashMismatch, a.Path, filepath.Base(deb), sum, a.ImageSHA256, e.Name)
 	}
 	return out, os.Rename(out+".tmp", out)
 }
