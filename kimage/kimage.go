@@ -11,12 +11,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"strings"
 
 	"compress/gzip"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
-	"github.com/ulikunitz/xz"
-	"github.com/ulikunitz/xz/lzma"
 )
 
 // Format is how the kernel is packaged.
@@ -165,18 +165,28 @@ func decompressor(p []byte) (io.Reader, error) {
 		// The build appends the unpacked size as 4 bytes after the frame.
 		return zstd.NewReader(bytes.NewReader(p[:len(p)-4]), zstd.WithDecoderMaxWindow(1<<31))
 	case bytes.HasPrefix(p, []byte{0xfd, '7', 'z', 'X', 'Z', 0}):
-		// The kernel's XZ stream may be followed by padding: read one stream.
-		r, err := xz.NewReader(bytes.NewReader(p))
-		if err == nil {
-			r.SingleStream = true
-		}
-		return r, err
+		// Kernels use XZ's branch filters (BCJ), which only xz itself
+		// decodes; the stream may be followed by the size: read one stream.
+		return command(p, "xz", "--decompress", "--stdout", "--single-stream")
 	case bytes.HasPrefix(p, []byte{0x1f, 0x8b}):
 		return gzip.NewReader(bytes.NewReader(p))
 	case bytes.HasPrefix(p, []byte{0x02, 0x21, 0x4c, 0x18}):
 		return lz4.NewReader(bytes.NewReader(p)), nil // legacy frame, as the kernel writes it
 	case bytes.HasPrefix(p, []byte{0x5d, 0x00, 0x00}):
-		return lzma.NewReader(bytes.NewReader(p))
+		return command(p, "xz", "--decompress", "--stdout", "--format=lzma")
 	}
 	return nil, fmt.Errorf("payload compression not known (starts % x)", p[:min(6, len(p))])
+}
+
+// command decompresses p with an external program.
+func command(p []byte, name string, args ...string) (io.Reader, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Stdin = bytes.NewReader(p)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil && len(out) == 0 {
+		return nil, fmt.Errorf("%s: %v: %s (install xz-utils)", name, err, strings.TrimSpace(stderr.String()))
+	}
+	return bytes.NewReader(out), nil
 }
