@@ -14,7 +14,9 @@ TIMEOUT ?= 5m
 # Go lives in /usr/local/go on a fresh machine, maybe not on PATH.
 GO      ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 
-.PHONY: qemu-test test unit-test smct clean
+PIN     ?=
+
+.PHONY: qemu-test kernel test unit-test smct clean
 
 smct:
 	@$(GO) build -o bin/smct ./cmd/smct
@@ -22,6 +24,10 @@ smct:
 qemu-test: smct
 	@./bin/smct qemu-test -arch '$(ARCH)' -kernel '$(KERNEL)' -image '$(IMAGE)' \
 		-profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)'
+
+# The reference kernel (kernel/), built and cached; PIN=1 records it in images.lock.
+kernel: smct
+	@./bin/smct kernel -arch '$(ARCH)' $(if $(PIN),-pin)
 
 # The suites package is the guest's test binary: it runs under QEMU (e2e),
 # not on the build host.

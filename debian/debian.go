@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 )
 
@@ -19,15 +20,25 @@ var aptArches = []string{"-o", "APT::Architectures::=amd64", "-o", "APT::Archite
 // DebArch maps the suite's arch names to Debian's.
 var DebArch = map[string]string{"arm64": "arm64", "x86_64": "amd64"}
 
-// Need names a program and the Debian package that provides it.
-type Need struct{ Program, Package string }
+// Need names a program (or a file, Path) and the Debian package that
+// provides it.
+type Need struct{ Program, Path, Package string }
+
+func (n Need) missing() bool {
+	if n.Path != "" {
+		_, err := os.Stat(n.Path)
+		return err != nil
+	}
+	_, err := exec.LookPath(n.Program)
+	return err != nil
+}
 
 // Ensure installs the packages of every missing program. When it cannot
 // (not root, no apt) it returns an error naming the command to run.
 func Ensure(progress io.Writer, needs ...Need) error {
 	var missing []string
 	for _, n := range needs {
-		if _, err := exec.LookPath(n.Program); err != nil {
+		if n.missing() && !slices.Contains(missing, n.Package) {
 			missing = append(missing, n.Package)
 		}
 	}

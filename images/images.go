@@ -27,22 +27,30 @@ type Lock struct {
 // Entry is one kernel, pinned for each arch it exists for.
 type Entry struct {
 	Name        string               `yaml:"name"`
-	Kind        string               `yaml:"kind"` // "debian"
+	Kind        string               `yaml:"kind"` // "debian" or "build"
 	Description string               `yaml:"description"`
 	Arches      map[string]ArchImage `yaml:"arches"`
 }
 
-// ArchImage pins one kernel image.
+// ArchImage pins one kernel image. A debian entry names a package and the
+// image inside it; a build entry (the reference kernel, built here from
+// kernel/) records the hash of its build inputs.
 type ArchImage struct {
-	Package     string `yaml:"package"`
-	Version     string `yaml:"version"`
-	DebSHA256   string `yaml:"deb_sha256"`
-	Path        string `yaml:"path"` // the image inside the package
-	ImageSHA256 string `yaml:"image_sha256"`
+	Package      string `yaml:"package,omitempty"`
+	Version      string `yaml:"version,omitempty"`
+	DebSHA256    string `yaml:"deb_sha256,omitempty"`
+	Path         string `yaml:"path,omitempty"` // the image inside the package
+	InputsSHA256 string `yaml:"inputs_sha256,omitempty"`
+	ImageSHA256  string `yaml:"image_sha256"`
 }
 
-// Kinds this version of the tool can fetch.
-var kinds = []string{"debian"}
+// Kinds of entries.
+const (
+	KindDebian = "debian"
+	KindBuild  = "build"
+)
+
+var kinds = []string{KindDebian, KindBuild}
 
 // Read parses and checks a lock file.
 func Read(path string) (*Lock, error) {
@@ -77,8 +85,11 @@ func (l *Lock) check() error {
 			if _, ok := debian.DebArch[arch]; !ok {
 				return fmt.Errorf("entry %s: arch %q, want arm64 or x86_64", e.Name, arch)
 			}
-			if a.Package == "" || a.Version == "" || a.Path == "" || len(a.DebSHA256) != 64 || len(a.ImageSHA256) != 64 {
+			switch {
+			case e.Kind == KindDebian && (a.Package == "" || a.Version == "" || a.Path == "" || len(a.DebSHA256) != 64 || len(a.ImageSHA256) != 64):
 				return fmt.Errorf("entry %s/%s: package, version, path, deb_sha256 and image_sha256 are all required", e.Name, arch)
+			case e.Kind == KindBuild && (len(a.InputsSHA256) != 64 || len(a.ImageSHA256) != 64):
+				return fmt.Errorf("entry %s/%s: inputs_sha256 and image_sha256 are required", e.Name, arch)
 			}
 		}
 	}
@@ -106,8 +117,8 @@ func (l *Lock) Entry(name string) (*Entry, error) {
 // ErrHashMismatch says a download or an extracted image is not what the lock pinned.
 var ErrHashMismatch = errors.New("hash mismatch")
 
-// Fetch returns the path of the entry's verified image for arch, downloading
-// it into cacheDir on first use.
+// Fetch returns the path of a debian entry's verified image for arch,
+// downloading it into cacheDir on first use.
 func Fetch(e *Entry, arch, cacheDir string, progress io.Writer) (string, error) {
 	a, ok := e.Arches[arch]
 	if !ok {
@@ -158,4 +169,70 @@ func FileSHA256(path string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Pin records a build entry's inputs and image hashes for an arch in the
+// lock file, keeping the file's comments and layout.
+func Pin(path, entry, arch, inputs, image string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return err
+	}
+	a := find(&doc, "entries", entry, "arches", arch)
+	if a == nil {
+		return fmt.Errorf("%s: no entry %s with arch %s to pin", path, entry, arch)
+	}
+	set(a, "inputs_sha256", inputs)
+	set(a, "image_sha256", image)
+	out, err := yaml.Marshal(&doc)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, out, 0o644)
+}
+
+// find walks the document: a key, then the list item whose name is the
+// entry, then keys.
+func find(doc *yaml.Node, entries, entry string, keys ...string) *yaml.Node {
+	n := value(doc.Content[0], entries)
+	if n == nil {
+		return nil
+	}
+	var item *yaml.Node
+	for _, it := range n.Content {
+		if v := value(it, "name"); v != nil && v.Value == entry {
+			item = it
+		}
+	}
+	for _, k := range keys {
+		if item == nil {
+			return nil
+		}
+		item = value(item, k)
+	}
+	return item
+}
+
+func value(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func set(m *yaml.Node, key, v string) {
+	if n := value(m, key); n != nil {
+		n.Value = v
+		return
+	}
+	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, &yaml.Node{Kind: yaml.ScalarNode, Value: v})
 }

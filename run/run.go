@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/harness"
 	"github.com/ftrace-stackmap/conformance/images"
 	"github.com/ftrace-stackmap/conformance/initramfs"
+	"github.com/ftrace-stackmap/conformance/kbuild"
 	"github.com/ftrace-stackmap/conformance/kimage"
 	"github.com/ftrace-stackmap/conformance/outcome"
 	"github.com/ftrace-stackmap/conformance/qemu"
@@ -35,6 +37,7 @@ type Options struct {
 	Profile    string // v4 or v3
 	Labels     string // Ginkgo label filter
 	BootArgs   []string
+	Boots      []string // boot plans to make; all when empty
 	Timeout    time.Duration
 	ModuleDir  string // the project's root
 	LockFile   string
@@ -120,6 +123,9 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 	var reports []types.Report
 	noFeature := ""
 	for _, plan := range Plans {
+		if len(o.Boots) > 0 && !slices.Contains(o.Boots, plan.Name) {
+			continue
+		}
 		filter := plan.filter(o.Labels)
 		chosen, err := selected(specs, filter)
 		if err != nil {
@@ -307,11 +313,36 @@ func (o Options) kernel() (path, source string, err error) {
 	if err != nil {
 		return "", "", infra("IMAGE=%s: %v", name, err)
 	}
+	if e.Kind == images.KindBuild {
+		return o.buildKernel(e)
+	}
 	if path, err = images.Fetch(e, o.Arch, o.CacheDir, o.Progress); err != nil {
 		return "", "", infra("%v", err)
 	}
 	a := e.Arches[o.Arch]
 	return path, fmt.Sprintf("IMAGE=%s (%s %s)", e.Name, a.Package, a.Version), nil
+}
+
+// buildKernel builds (or finds in the cache) a build entry's kernel and
+// says where it differs from what the lock pinned.
+func (o Options) buildKernel(e *images.Entry) (string, string, error) {
+	pin, ok := e.Arches[o.Arch]
+	if !ok {
+		return "", "", infra("images.lock entry %s has no %s kernel", e.Name, o.Arch)
+	}
+	b := kbuild.Builder{Arch: o.Arch, KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir, Progress: o.Progress}
+	res, err := b.Build()
+	if err != nil {
+		return "", "", infra("building the %s kernel: %v", e.Name, err)
+	}
+	key := res.Inputs.Key()
+	switch {
+	case key != pin.InputsSHA256:
+		fmt.Fprintf(o.Progress, "note: kernel/ differs from what images.lock pins for %s/%s; `make kernel ARCH=%s PIN=1` records it\n", e.Name, o.Arch, o.Arch)
+	case res.ImageSHA256 != pin.ImageSHA256:
+		fmt.Fprintf(o.Progress, "note: the %s kernel built from the pinned inputs has sha256 %s, images.lock pins %s (another toolchain?)\n", e.Name, res.ImageSHA256, pin.ImageSHA256)
+	}
+	return res.Image, fmt.Sprintf("IMAGE=%s (built from kernel/, inputs %s)", e.Name, key[:16]), nil
 }
 
 // bootable checks the kernel's arch before booting and, for an x86 bzImage,

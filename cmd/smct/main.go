@@ -20,9 +20,13 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/ftrace-stackmap/conformance/images"
+	"github.com/ftrace-stackmap/conformance/kbuild"
+	"github.com/ftrace-stackmap/conformance/mutants"
 	"github.com/ftrace-stackmap/conformance/run"
 )
 
@@ -35,9 +39,20 @@ func main() {
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+const usage = `usage:
+  smct qemu-test -arch arm64|x86_64 [-kernel PATH | -image ENTRY] [-profile v4|v3] [-labels FILTER]
+  smct kernel -arch arm64|x86_64 [-pin]
+  smct mutants -arch arm64|x86_64 [-kernel PATH | -image ENTRY] [-faults a,b]`
+
 func realMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "kernel" {
+		return kernelMain(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "mutants" {
+		return mutantsMain(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "qemu-test" {
-		fmt.Fprintln(stderr, "usage: smct qemu-test -arch arm64|x86_64 [-kernel PATH | -image ENTRY] [-profile v4|v3] [-labels FILTER]")
+		fmt.Fprintln(stderr, usage)
 		return exitNoVerdict
 	}
 	fs := flag.NewFlagSet("qemu-test", flag.ContinueOnError)
@@ -142,4 +157,104 @@ func cacheDir() string {
 		return filepath.Join(d, "stackmap-conformance")
 	}
 	return filepath.Join(os.TempDir(), "stackmap-conformance")
+}
+
+// kernelMain builds the reference kernel; the last line printed is its path.
+func kernelMain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("kernel", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	arch := fs.String("arch", "", "arm64 or x86_64")
+	pin := fs.Bool("pin", false, "record the build's inputs and image hashes in images.lock")
+	lock := fs.String("lock", "images.lock", "the image lock file")
+	entry := fs.String("entry", "reference", "the lock entry to pin")
+	if err := fs.Parse(args); err != nil {
+		return exitNoVerdict
+	}
+	dir, err := moduleDir()
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitNoVerdict
+	}
+	b := kbuild.Builder{Arch: *arch, KernelDir: filepath.Join(dir, "kernel"), CacheDir: cacheDir(), Progress: stderr, Terminal: isTerminal(stderr)}
+	start := time.Now()
+	res, err := b.Build()
+	if err != nil {
+		fmt.Fprintf(stderr, "kernel: %v\n", err)
+		return exitNoVerdict
+	}
+	how := "built in " + time.Since(start).Round(time.Second).String()
+	if res.Cached {
+		how = "cached"
+	}
+	fmt.Fprintf(stderr, "%s kernel %s: sha256 %s, inputs %s\n", *arch, how, res.ImageSHA256, res.Inputs.Key())
+	if *pin {
+		if err := images.Pin(filepath.Join(dir, *lock), *entry, *arch, res.Inputs.Key(), res.ImageSHA256); err != nil {
+			fmt.Fprintf(stderr, "kernel: %v\n", err)
+			return exitNoVerdict
+		}
+		fmt.Fprintf(stderr, "pinned %s/%s in %s\n", *entry, *arch, *lock)
+	}
+	fmt.Fprintln(stdout, res.Image)
+	return 0
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// mutantsMain boots the reference kernel once per fault switch and prints
+// which requirements failed; it fails when a fault is missed or the kernel
+// without faults fails anything.
+func mutantsMain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mutants", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := run.Options{Progress: io.Discard, Profile: "v4"}
+	fs.StringVar(&o.Arch, "arch", "", "arm64 or x86_64")
+	fs.StringVar(&o.Kernel, "kernel", "", "kernel image to boot (overrides -image)")
+	fs.StringVar(&o.Image, "image", "reference", "images.lock entry to boot")
+	fs.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "limit for each boot")
+	fs.StringVar(&o.LockFile, "lock", "images.lock", "the image lock file")
+	only := fs.String("faults", "", "comma-separated faults to try (default: all)")
+	if err := fs.Parse(args); err != nil {
+		return exitNoVerdict
+	}
+	var err error
+	if o.ModuleDir, err = moduleDir(); err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitNoVerdict
+	}
+	o.CacheDir = cacheDir()
+	o.ResultsDir = filepath.Join(o.ModuleDir, "results", "mutants-"+o.Arch+"-"+time.Now().Format("20060102-150405"))
+	faults := mutants.Faults
+	if *only != "" {
+		faults = nil
+		for _, f := range mutants.Faults {
+			if slices.Contains(strings.Split(*only, ","), f.Name) {
+				faults = append(faults, f)
+			}
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	rows := mutants.Run(ctx, o, faults, stderr)
+	var b strings.Builder
+	ok := mutants.WriteTable(&b, rows)
+	os.WriteFile(filepath.Join(o.ResultsDir, "mutants.txt"), []byte(b.String()), 0o644)
+	io.WriteString(stdout, b.String())
+	caught := 0
+	for _, r := range rows {
+		if r.Caught() {
+			caught++
+		}
+	}
+	fmt.Fprintf(stdout, "results: %s\n%d passed, %d failed, 0 skipped\n", o.ResultsDir, caught, len(rows)-caught)
+	if !ok {
+		return exitFailed
+	}
+	return 0
 }

@@ -11,14 +11,17 @@ import (
 	fmtx "github.com/ftrace-stackmap/conformance/harness/stackmapfmt"
 )
 
-// The stack source: one sched_process_exec event, with a stack, per run of
-// the workload. Its counts are exact, and it needs no function tracer
-// (slow to switch on under emulation).
+// The stack source: the workload's runs, each one fork, one exec and one
+// exit, each event with a stack. Its counts are exact, it needs no function
+// tracer (slow to switch on under emulation), and its three call paths give
+// the map several distinct stacks, so their order can be checked.
 const (
 	execEvent    = "sched/sched_process_exec"
 	execEnable   = "events/" + execEvent + "/enable"
 	workloadRuns = 5
 )
+
+var stackEvents = []string{execEvent, "sched/sched_process_fork", "sched/sched_process_exit"}
 
 // quiet puts the top level in a known state for one spec: nop tracer,
 // tracing off, plain trace output. Everything is put back when it ends.
@@ -51,7 +54,11 @@ func record(tfs *harness.TraceFS, n int) {
 	resetMap(tfs)
 	harness.Set(tfs, optionNode, "1")
 	harness.Set(tfs, "options/stacktrace", "1")
-	harness.Set(tfs, execEnable, "1")
+	for _, e := range stackEvents {
+		if tfs.Exists("events/" + e + "/enable") {
+			harness.Set(tfs, "events/"+e+"/enable", "1")
+		}
+	}
 	traceWorkload(tfs, n)
 }
 

@@ -41,7 +41,7 @@ var _ = describe("resetting the map", func() {
 	harness.ReqIt("SM-RESET-01", "refuses a reset with EBUSY while tracing is on, and changes nothing", func() {
 		tfs := harness.Root()
 		entries := populate(tfs)
-		Expect(tfs.Write(execEnable, "0")).To(Succeed(), "turning the stack source off")
+		Expect(tfs.Write("options/stacktrace", "0")).To(Succeed(), "turning the stack source off")
 		Expect(tfs.ReadTrimmed("current_tracer")).To(Equal("nop"))
 		Expect(tfs.Write("tracing_on", "1")).To(Succeed())
 		err := tfs.Write(mapNode, "0")
@@ -63,7 +63,7 @@ var _ = describe("resetting the map", func() {
 	harness.ReqIt("SM-RESET-03", "refuses every other write with EINVAL, even while tracing, and changes nothing", func() {
 		tfs := harness.Root()
 		entries := populate(tfs)
-		Expect(tfs.Write(execEnable, "0")).To(Succeed(), "turning the stack source off")
+		Expect(tfs.Write("options/stacktrace", "0")).To(Succeed(), "turning the stack source off")
 		bad := []string{"1", "foo", "00", "0 ", " 0", "0\n\n", "reset\r\n", "resetx", "reset\n\n\n", "00000000", ""}
 		var wrong []string
 		for _, tracing := range []string{"0", "1"} {

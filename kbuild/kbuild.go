@@ -1,0 +1,395 @@
+// Package kbuild builds the reference kernel: Debian's linux-source-6.12
+// with the project's patches (kernel/patches) and config fragments
+// (kernel/config), out of tree with ccache, cached under a key made of
+// every input so that an unchanged second build is instant.
+package kbuild
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ftrace-stackmap/conformance/debian"
+	"github.com/ftrace-stackmap/conformance/images"
+)
+
+// SourcePackage is the Debian package whose tarball is built.
+const SourcePackage = "linux-source-6.12"
+
+const tarball = "/usr/src/linux-source-6.12.tar.xz"
+
+// Arch is how one arch is built.
+type Arch struct {
+	KArch   string // the kernel's ARCH=
+	Cross   string // CROSS_COMPILE= prefix, "" for native
+	Target  string // make target
+	Output  string // the file to boot, relative to the build directory
+	Compile debian.Need
+}
+
+// Arches are the arches the reference kernel is built for. x86_64 boots
+// the ELF vmlinux directly (PVH); arm64 boots its Image.
+var Arches = map[string]Arch{
+	"x86_64": {KArch: "x86_64", Target: "bzImage", Output: "vmlinux",
+		Compile: debian.Need{Program: "gcc", Package: "build-essential"}},
+	"arm64": {KArch: "arm64", Cross: "aarch64-linux-gnu-", Target: "Image", Output: "arch/arm64/boot/Image",
+		Compile: debian.Need{Program: "aarch64-linux-gnu-gcc", Package: "gcc-aarch64-linux-gnu"}},
+}
+
+// Inputs are what a build depends on; their hash is the build's key.
+type Inputs struct {
+	Arch          string            `json:"arch"`
+	SourcePackage string            `json:"source_package"`
+	SourceVersion string            `json:"source_version"`
+	SourceSHA256  string            `json:"source_sha256"`
+	Files         map[string]string `json:"files"` // patches and fragments: path -> sha256
+	Compiler      string            `json:"compiler"`
+}
+
+// Key is the hash of the inputs.
+func (in Inputs) Key() string {
+	b, _ := json.Marshal(in)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Result is a built kernel.
+type Result struct {
+	Image       string // the file to boot
+	ImageSHA256 string
+	Inputs      Inputs
+	Cached      bool
+}
+
+// Builder builds for one arch.
+type Builder struct {
+	Arch      string
+	KernelDir string // the project's kernel/ directory
+	CacheDir  string
+	Progress  io.Writer
+	Terminal  bool // progress may redraw one line
+}
+
+var buildTools = []debian.Need{
+	{Program: "make", Package: "make"},
+	{Program: "flex", Package: "flex"},
+	{Program: "bison", Package: "bison"},
+	{Program: "bc", Package: "bc"},
+	{Program: "ccache", Package: "ccache"},
+	{Program: "cpio", Package: "cpio"},
+	{Program: "xz", Package: "xz-utils"},
+	{Program: "patch", Package: "patch"},
+	{Path: "/usr/include/gelf.h", Package: "libelf-dev"},
+	{Path: "/usr/include/openssl/opensslv.h", Package: "libssl-dev"},
+	{Path: tarball, Package: SourcePackage},
+}
+
+// Build returns the kernel for the inputs, building it when it is not cached.
+func (b Builder) Build() (*Result, error) {
+	a, ok := Arches[b.Arch]
+	if !ok {
+		return nil, fmt.Errorf("kernel: ARCH=%q: want arm64 or x86_64", b.Arch)
+	}
+	if err := debian.Ensure(b.Progress, append(buildTools, a.Compile, debian.Need{Program: "gcc", Package: "build-essential"})...); err != nil {
+		return nil, err
+	}
+	in, err := b.inputs(a)
+	if err != nil {
+		return nil, err
+	}
+	key := in.Key()
+	dir := filepath.Join(b.CacheDir, "kernels", b.Arch+"-"+key[:16])
+	image := filepath.Join(dir, filepath.Base(a.Output))
+	if sum, err := images.FileSHA256(image); err == nil {
+		return &Result{Image: image, ImageSHA256: sum, Inputs: in, Cached: true}, nil
+	}
+	start := time.Now()
+	out, err := b.compile(a, key)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	for _, f := range []struct{ src, dst string }{{filepath.Join(out, a.Output), image}, {filepath.Join(out, ".config"), filepath.Join(dir, "config")}} {
+		if err := copyFile(f.src, f.dst+".tmp"); err != nil {
+			return nil, err
+		}
+	}
+	sum, err := images.FileSHA256(image + ".tmp")
+	if err != nil {
+		return nil, err
+	}
+	js, _ := json.MarshalIndent(struct {
+		Inputs
+		ImageSHA256 string `json:"image_sha256"`
+		BuildTime   string `json:"build_time"`
+	}{in, sum, time.Since(start).Round(time.Second).String()}, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, "inputs.json"), js, 0o644); err != nil {
+		return nil, err
+	}
+	os.Rename(filepath.Join(dir, "config.tmp"), filepath.Join(dir, "config"))
+	// The image last: its presence marks the build complete.
+	if err := os.Rename(image+".tmp", image); err != nil {
+		return nil, err
+	}
+	return &Result{Image: image, ImageSHA256: sum, Inputs: in}, nil
+}
+
+// inputs hashes everything the build depends on.
+func (b Builder) inputs(a Arch) (Inputs, error) {
+	in := Inputs{Arch: b.Arch, SourcePackage: SourcePackage, Files: map[string]string{}}
+	v, err := exec.Command("dpkg-query", "-W", "-f=${Version}", SourcePackage).Output()
+	if err != nil {
+		return in, fmt.Errorf("%s is not installed: %v", SourcePackage, err)
+	}
+	in.SourceVersion = string(v)
+	if in.SourceSHA256, err = b.tarballSHA256(); err != nil {
+		return in, err
+	}
+	var files []string
+	for _, pattern := range []string{"patches/*.patch", "config/common.config", "config/" + b.Arch + ".config"} {
+		m, _ := filepath.Glob(filepath.Join(b.KernelDir, pattern))
+		files = append(files, m...)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		sum, err := images.FileSHA256(f)
+		if err != nil {
+			return in, err
+		}
+		rel, _ := filepath.Rel(b.KernelDir, f)
+		in.Files[rel] = sum
+	}
+	cc, err := exec.Command(a.Cross+"gcc", "--version").Output()
+	if err != nil {
+		return in, fmt.Errorf("%sgcc: %v", a.Cross, err)
+	}
+	in.Compiler = strings.SplitN(string(cc), "\n", 2)[0]
+	return in, nil
+}
+
+// tarballSHA256 hashes the source tarball, remembering the sum by size and
+// time so a second build does not read 140 MB again.
+func (b Builder) tarballSHA256() (string, error) {
+	fi, err := os.Stat(tarball)
+	if err != nil {
+		return "", err
+	}
+	memo := filepath.Join(b.CacheDir, "kbuild", "tarball.sha256")
+	stamp := fmt.Sprintf("%d %d ", fi.Size(), fi.ModTime().UnixNano())
+	if old, err := os.ReadFile(memo); err == nil && strings.HasPrefix(string(old), stamp) {
+		return strings.TrimPrefix(string(old), stamp), nil
+	}
+	sum, err := images.FileSHA256(tarball)
+	if err != nil {
+		return "", err
+	}
+	os.MkdirAll(filepath.Dir(memo), 0o755)
+	return sum, os.WriteFile(memo, []byte(stamp+sum), 0o644)
+}
+
+// compile prepares a patched tree for the key and builds it; it returns
+// the build directory.
+func (b Builder) compile(a Arch, key string) (string, error) {
+	work := filepath.Join(b.CacheDir, "kbuild")
+	pristine := filepath.Join(work, "pristine")
+	src := filepath.Join(work, "src-"+key[:16])
+	out := filepath.Join(work, "out-"+b.Arch+"-"+key[:16])
+	log := filepath.Join(work, "build-"+b.Arch+".log")
+	if _, err := os.Stat(filepath.Join(pristine, "Makefile")); err != nil {
+		step := b.step("unpacking %s", tarball)
+		os.RemoveAll(pristine)
+		tmp := pristine + ".tmp"
+		os.RemoveAll(tmp)
+		if err := os.MkdirAll(tmp, 0o755); err != nil {
+			return "", err
+		}
+		if err := run(tmp, nil, "tar", "--strip-components=1", "-xf", tarball); err != nil {
+			return "", err
+		}
+		if err := os.Rename(tmp, pristine); err != nil {
+			return "", err
+		}
+		step()
+	}
+	if _, err := os.Stat(filepath.Join(src, ".patched")); err != nil {
+		step := b.step("applying kernel/patches")
+		os.RemoveAll(src)
+		// Hard links share the pristine files; patch replaces the ones it changes.
+		if err := run(work, nil, "cp", "-al", pristine, src); err != nil {
+			return "", err
+		}
+		patches, _ := filepath.Glob(filepath.Join(b.KernelDir, "patches", "*.patch"))
+		sort.Strings(patches)
+		for _, p := range patches {
+			if err := run(src, nil, "patch", "-p1", "--quiet", "--forward", "-i", p); err != nil {
+				return "", fmt.Errorf("applying %s: %v", filepath.Base(p), err)
+			}
+		}
+		os.WriteFile(filepath.Join(src, ".patched"), nil, 0o644)
+		step()
+	}
+	env := append(os.Environ(),
+		"ARCH="+a.KArch, "CROSS_COMPILE="+a.Cross,
+		"CCACHE_DIR="+filepath.Join(b.CacheDir, "ccache"), "CCACHE_DEPEND=1",
+		// Fixed build identity, so the same inputs give the same image.
+		"KBUILD_BUILD_TIMESTAMP=2026-01-01", "KBUILD_BUILD_USER=smct", "KBUILD_BUILD_HOST=smct", "KBUILD_BUILD_VERSION=1")
+	step := b.step("configuring %s (tinyconfig + kernel/config)", b.Arch)
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return "", err
+	}
+	fragments := []string{filepath.Join(b.KernelDir, "config", "common.config"), filepath.Join(b.KernelDir, "config", b.Arch+".config")}
+	if err := run(src, env, "make", "O="+out, "tinyconfig"); err != nil {
+		return "", err
+	}
+	if err := run(src, env, append([]string{"scripts/kconfig/merge_config.sh", "-m", "-O", out, filepath.Join(out, ".config")}, fragments...)...); err != nil {
+		return "", err
+	}
+	if err := run(src, env, "make", "O="+out, "olddefconfig"); err != nil {
+		return "", err
+	}
+	if err := checkConfig(filepath.Join(out, ".config"), fragments); err != nil {
+		return "", err
+	}
+	step()
+	step = b.step("compiling %s (log: %s)", b.Arch, log)
+	cc := "CC=ccache " + a.Cross + "gcc"
+	if err := b.makeWithProgress(src, env, log, "make", "O="+out, cc, "-j2", a.Target); err != nil {
+		return "", err
+	}
+	step()
+	return out, nil
+}
+
+// checkConfig fails when a fragment line did not make it into .config:
+// merge_config.sh drops options whose dependencies are missing.
+func checkConfig(config string, fragments []string) error {
+	have, err := os.ReadFile(config)
+	if err != nil {
+		return err
+	}
+	lines := map[string]bool{}
+	for _, l := range strings.Split(string(have), "\n") {
+		lines[l] = true
+	}
+	var missing []string
+	for _, f := range fragments {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		for _, l := range strings.Split(string(data), "\n") {
+			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") && !lines[l] {
+				missing = append(missing, l+" ("+filepath.Base(f)+")")
+			}
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("kernel config lacks fragment lines (unmet dependencies?): %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// makeWithProgress runs make with its output in log, printing how many
+// objects it has compiled every few seconds.
+func (b Builder) makeWithProgress(dir string, env []string, log string, args ...string) error {
+	f, err := os.Create(log)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir, cmd.Env = dir, env
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait(); pw.Close() }()
+	start, last := time.Now(), time.Now()
+	objects := 0
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		line := sc.Text()
+		fmt.Fprintln(f, line)
+		if strings.HasPrefix(strings.TrimSpace(line), "CC ") {
+			objects++
+		}
+		if time.Since(last) >= 15*time.Second || (b.Terminal && time.Since(last) >= time.Second) {
+			last = time.Now()
+			b.progressLine(fmt.Sprintf("    %d objects compiled, %s", objects, time.Since(start).Round(time.Second)))
+		}
+	}
+	err = <-done
+	if b.Terminal {
+		fmt.Fprintln(b.Progress)
+	}
+	if err != nil {
+		return fmt.Errorf("kernel build failed (%v); the end of %s:\n%s", err, log, tailFile(log, 20))
+	}
+	return nil
+}
+
+func (b Builder) progressLine(s string) {
+	if b.Terminal {
+		fmt.Fprintf(b.Progress, "\r%s", s)
+	} else {
+		fmt.Fprintln(b.Progress, s)
+	}
+}
+
+func (b Builder) step(format string, args ...any) func() {
+	fmt.Fprintf(b.Progress, "==> %s ...\n", fmt.Sprintf(format, args...))
+	start := time.Now()
+	return func() { fmt.Fprintf(b.Progress, "    done in %.1fs\n", time.Since(start).Seconds()) }
+}
+
+func run(dir string, env []string, args ...string) error {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir, cmd.Env = dir, env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %v\n%s", strings.Join(args, " "), err, lastLines(string(out), 20))
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+func tailFile(path string, n int) string {
+	b, _ := os.ReadFile(path)
+	return lastLines(string(b), n)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
