@@ -1,6 +1,9 @@
 # ftrace stackmap conformance suite.
 #
 #   make qemu-test ARCH=arm64|x86_64 [KERNEL=path] [IMAGE=lock-entry] [PROFILE=v4|v3] [LABELS=filter]
+#   make kernel ARCH=... [PIN=1]   build the reference kernel (cached)
+#   make mutants ARCH=...          every fault switch of the reference kernel must be caught
+#   make stress ARCH=...           the hot path under load
 #   make test          unit tests and end-to-end boots of both arches
 #
 # Exit status of qemu-test: 0 no spec failed, 1 a spec failed, 2 no verdict.
@@ -16,7 +19,7 @@ GO      ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 
 PIN     ?=
 
-.PHONY: qemu-test kernel test unit-test smct clean
+.PHONY: qemu-test kernel mutants stress test unit-test smct clean
 
 smct:
 	@$(GO) build -o bin/smct ./cmd/smct
@@ -28,6 +31,14 @@ qemu-test: smct
 # The reference kernel (kernel/), built and cached; PIN=1 records it in images.lock.
 kernel: smct
 	@./bin/smct kernel -arch '$(ARCH)' $(if $(PIN),-pin)
+
+# Boot the reference kernel once per fault switch: each must be caught.
+mutants: smct
+	@./bin/smct mutants -arch '$(ARCH)'
+
+# The stackmap hot path under load on two CPUs; fails on kernel warnings.
+stress: smct
+	@./bin/smct qemu-test -arch '$(ARCH)' -kernel '$(KERNEL)' -image '$(IMAGE)' -labels stress -timeout 10m
 
 # The suites package is the guest's test binary: it runs under QEMU (e2e),
 # not on the build host.

@@ -239,9 +239,9 @@ func (b Builder) compile(a Arch, key string) (string, error) {
 		os.WriteFile(filepath.Join(src, ".patched"), nil, 0o644)
 		step()
 	}
-	env := append(os.Environ(),
+	env := append(withoutMake(os.Environ()),
 		"ARCH="+a.KArch, "CROSS_COMPILE="+a.Cross,
-		"CCACHE_DIR="+filepath.Join(b.CacheDir, "ccache"), "CCACHE_DEPEND=1",
+		"CCACHE_DIR="+filepath.Join(b.CacheDir, "ccache"), "CCACHE_DEPEND=1", "CCACHE_BASEDIR="+work,
 		// Fixed build identity, so the same inputs give the same image.
 		"KBUILD_BUILD_TIMESTAMP=2026-01-01", "KBUILD_BUILD_USER=smct", "KBUILD_BUILD_HOST=smct", "KBUILD_BUILD_VERSION=1")
 	step := b.step("configuring %s (tinyconfig + kernel/config)", b.Arch)
@@ -392,4 +392,16 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// withoutMake drops the variables an outer make passes down (make -s would
+// silence the kernel build's progress).
+func withoutMake(env []string) []string {
+	var out []string
+	for _, e := range env {
+		if !strings.HasPrefix(e, "MAKEFLAGS=") && !strings.HasPrefix(e, "MFLAGS=") && !strings.HasPrefix(e, "MAKELEVEL=") && !strings.HasPrefix(e, "MAKEOVERRIDES=") {
+			out = append(out, e)
+		}
+	}
+	return out
 }

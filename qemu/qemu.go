@@ -40,6 +40,7 @@ type Boot struct {
 	Kernel     string
 	Initrd     string
 	Append     []string      // extra kernel command line words
+	CPUs       int           // 0 means one
 	Timeout    time.Duration // the whole boot, power-off included
 	ConsoleLog string        // where the raw console goes
 	Echo       io.Writer     // if set, the console is copied here as it arrives
@@ -64,8 +65,13 @@ func (b Boot) CommandLine() string {
 // Args is QEMU's full argument list.
 func (b Boot) Args() []string {
 	args := append([]string{}, b.Machine.Args...)
+	smp := "1"
+	if b.CPUs > 1 {
+		// sockets= so that a kernel without ACPI still sees them all.
+		smp = fmt.Sprintf("%d,sockets=%d", b.CPUs, b.CPUs)
+	}
 	return append(args,
-		"-m", "512", "-smp", "1", "-nographic", "-no-reboot", "-nic", "none",
+		"-m", "512", "-smp", smp, "-nographic", "-no-reboot", "-nic", "none",
 		"-kernel", b.Kernel, "-initrd", b.Initrd, "-append", b.CommandLine())
 }
 

@@ -97,3 +97,11 @@ func TestJudgeTrustsOnlyCompleteResults(t *testing.T) {
 		})
 	}
 }
+
+func TestKernelProblems(t *testing.T) {
+	log := []byte("<6>[    1.0] ftrace_stackmap: 16384 entries\n<4>[    2.0] WARNING: CPU: 0 PID: 1 at kernel/trace/trace.c:123 foo+0x1/0x2\n<0>[ 3.0] watchdog: BUG: soft lockup - CPU#1 stuck for 22s!\n<4>[ 4.0] ftrace_stackmap: fault 'no_ebusy' switched on\n")
+	got := KernelProblems(log)
+	if len(got) != 2 || !strings.Contains(got[0], "WARNING: CPU: 0") || !strings.Contains(got[1], "soft lockup") {
+		t.Fatalf("KernelProblems() = %q", got)
+	}
+}

@@ -20,13 +20,15 @@ type BootPlan struct {
 	Name   string
 	Append []string
 	Labels string // Ginkgo label filter selecting this boot's specs
+	CPUs   int    // 0 means one
+	OptIn  bool   // made only when LABELS= asks for its specs
 }
 
 // Plans are the boots a full run makes, default first. The bits values
 // cover in range, in range as hex, both clamps, and values that are not a
 // number (SM-BOOT-02), and the bare parameter (SM-BOOT-03).
 var Plans = []BootPlan{
-	{Name: "default", Labels: "!needs-boot"},
+	{Name: "default", Labels: "!needs-boot && !stress"},
 	{Name: "trace-options", Append: []string{"trace_options=stackmap,stacktrace"}, Labels: "SM-BOOT-01"},
 	{Name: "bits-12", Append: []string{"ftrace_stackmap.bits=12"}, Labels: "SM-BOOT-02"},
 	{Name: "bits-hex", Append: []string{"ftrace_stackmap.bits=0x10"}, Labels: "SM-BOOT-02"},
@@ -34,6 +36,8 @@ var Plans = []BootPlan{
 	{Name: "bits-3", Append: []string{"ftrace_stackmap.bits=3"}, Labels: "SM-BOOT-02"},
 	{Name: "bits-word", Append: []string{"ftrace_stackmap.bits=many"}, Labels: "SM-BOOT-02"},
 	{Name: "bits-bare", Append: []string{"ftrace_stackmap.bits"}, Labels: "SM-BOOT-03"},
+	// The hot path under load, on two CPUs: `make stress`.
+	{Name: "stress", Labels: "stress", CPUs: 2, OptIn: true},
 }
 
 // filter is the boot's label filter narrowed by the user's.

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -65,6 +66,19 @@ type Result struct {
 	Machine   string // QEMU's version and machine settings
 	Summary   report.Summary
 	Boots     []BootResult
+	// KernelProblems are warnings, oopses and lockups the guests' kernel
+	// logs show: a kernel that misbehaves fails the run.
+	KernelProblems []string
+}
+
+// ExitCode is the run's exit status: the summary's, or 1 when a kernel log
+// shows a problem and nothing worse happened.
+func (r *Result) ExitCode() int {
+	code := r.Summary.ExitCode()
+	if code == 0 && len(r.KernelProblems) > 0 {
+		return 1
+	}
+	return code
 }
 
 // BootResult is how one boot of the run went.
@@ -92,9 +106,13 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 	if err := debian.Ensure(o.Progress, debian.Need{Program: m.Binary, Package: m.Package}); err != nil {
 		return nil, infra("%v", err)
 	}
-	kernel, source, err := o.kernel()
+	kernel, source, built, err := o.kernel()
 	if err != nil {
 		return nil, err
+	}
+	if built && o.Profile == "v3" {
+		// The reference kernel is v4 unless told otherwise.
+		o.BootArgs = append(o.BootArgs, "ftrace_stackmap.profile=v3")
 	}
 	bootable, err := o.bootable(kernel)
 	if err != nil {
@@ -123,7 +141,7 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 	var reports []types.Report
 	noFeature := ""
 	for _, plan := range Plans {
-		if len(o.Boots) > 0 && !slices.Contains(o.Boots, plan.Name) {
+		if len(o.Boots) > 0 && !slices.Contains(o.Boots, plan.Name) || plan.OptIn && o.Labels == "" {
 			continue
 		}
 		filter := plan.filter(o.Labels)
@@ -142,6 +160,10 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 		default:
 			r, boot, err := o.bootOnce(ctx, m, bootable, base, res.Dir, plan, filter)
 			br.Boot = boot
+			dmesg, _ := os.ReadFile(filepath.Join(res.Dir, "boots", plan.Name, "dmesg.txt"))
+			for _, p := range KernelProblems(dmesg) {
+				res.KernelProblems = append(res.KernelProblems, "boot "+plan.Name+": "+p)
+			}
 			res.Boots = append(res.Boots, br)
 			if err != nil {
 				return res, err
@@ -181,7 +203,7 @@ func (o Options) bootOnce(ctx context.Context, m qemu.Machine, kernel, base, run
 		return nil, nil, infra("writing the run configuration: %v", err)
 	}
 	args := append(append(append([]string{}, DefaultBootArgs...), plan.Append...), o.BootArgs...)
-	boot := qemu.Boot{Machine: m, Kernel: kernel, Initrd: initrd, Append: args,
+	boot := qemu.Boot{Machine: m, Kernel: kernel, Initrd: initrd, Append: args, CPUs: plan.CPUs,
 		Timeout: o.Timeout, ConsoleLog: filepath.Join(dir, "console.log"), Echo: o.Echo}
 	step := o.step("boot %s: %s", plan.Name, boot.CommandLine())
 	res, err := qemu.Run(ctx, boot)
@@ -217,6 +239,21 @@ func appendConsole(runDir, name string, boot qemu.Boot) {
 	defer f.Close()
 	fmt.Fprintf(f, "===== boot %s: %s =====\n", name, boot.CommandLine())
 	f.Write(data)
+}
+
+// kernelTrouble matches the first line of what a kernel prints when it
+// warns, oopses or stalls.
+var kernelTrouble = regexp.MustCompile(`WARNING: |BUG: |Oops|general protection fault|soft lockup|hard LOCKUP|rcu: INFO: |self-detected stall|Unable to handle kernel`)
+
+// KernelProblems returns the kernel log lines that report trouble.
+func KernelProblems(dmesg []byte) []string {
+	var out []string
+	for _, l := range strings.Split(string(dmesg), "\n") {
+		if kernelTrouble.MatchString(l) {
+			out = append(out, strings.TrimSpace(l))
+		}
+	}
+	return out
 }
 
 // featureAbsent returns the reason the default boot gave for the kernel
@@ -292,18 +329,18 @@ func (o Options) suiteArgs(filter string) []string {
 		"-smct.profile=" + o.Profile, "-ginkgo.label-filter=" + filter}
 }
 
-// kernel resolves KERNEL= or IMAGE= (or the lock's default) to a file, and
-// says where it came from.
-func (o Options) kernel() (path, source string, err error) {
+// kernel resolves KERNEL= or IMAGE= (or the lock's default) to a file, says
+// where it came from, and whether it is the reference kernel built here.
+func (o Options) kernel() (path, source string, built bool, err error) {
 	if o.Kernel != "" {
 		if _, err := os.Stat(o.Kernel); err != nil {
-			return "", "", infra("KERNEL=%s: %v", o.Kernel, errors.Unwrap(err))
+			return "", "", false, infra("KERNEL=%s: %v", o.Kernel, errors.Unwrap(err))
 		}
-		return o.Kernel, "KERNEL=" + o.Kernel, nil
+		return o.Kernel, "KERNEL=" + o.Kernel, false, nil
 	}
 	lock, err := images.Read(o.LockFile)
 	if err != nil {
-		return "", "", infra("%v", err)
+		return "", "", false, infra("%v", err)
 	}
 	name := o.Image
 	if name == "" {
@@ -311,16 +348,17 @@ func (o Options) kernel() (path, source string, err error) {
 	}
 	e, err := lock.Entry(name)
 	if err != nil {
-		return "", "", infra("IMAGE=%s: %v", name, err)
+		return "", "", false, infra("IMAGE=%s: %v", name, err)
 	}
 	if e.Kind == images.KindBuild {
-		return o.buildKernel(e)
+		path, source, err := o.buildKernel(e)
+		return path, source, true, err
 	}
 	if path, err = images.Fetch(e, o.Arch, o.CacheDir, o.Progress); err != nil {
-		return "", "", infra("%v", err)
+		return "", "", false, infra("%v", err)
 	}
 	a := e.Arches[o.Arch]
-	return path, fmt.Sprintf("IMAGE=%s (%s %s)", e.Name, a.Package, a.Version), nil
+	return path, fmt.Sprintf("IMAGE=%s (%s %s)", e.Name, a.Package, a.Version), false, nil
 }
 
 // buildKernel builds (or finds in the cache) a build entry's kernel and

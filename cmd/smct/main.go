@@ -124,13 +124,16 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	}
 	b.WriteString("\n")
 	s.WriteSpecs(&b)
+	for _, p := range res.KernelProblems {
+		fmt.Fprintf(&b, "%-11s %s\n", "KERNEL", p)
+	}
 	b.WriteString("\nrequirements:\n")
 	s.WriteCoverage(&b)
 	fmt.Fprintf(&b, "\nresults: %s\n", res.Dir)
 	b.WriteString(s.ClosingLine() + "\n")
 	os.WriteFile(filepath.Join(res.Dir, "summary.txt"), []byte(b.String()), 0o644)
 	io.WriteString(stdout, b.String())
-	return s.ExitCode()
+	return res.ExitCode()
 }
 
 // moduleDir finds the project's root (where go.mod is) from the working directory.

@@ -1,0 +1,82 @@
+package stackmap
+
+import (
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/ftrace-stackmap/conformance/harness"
+)
+
+// Stress labels the long run that checks the hot path survives load: not
+// part of a conformance run (`make stress` runs it, with two CPUs).
+const Stress = "stress"
+
+// stressFunctions are traced with a stack each: hot, on every arch.
+var stressFunctions = []string{"schedule", "vfs_read", "vfs_write", "do_filp_open", "kmem_cache_alloc_noprof", "__kmalloc_noprof"}
+
+var _ = describe("the stackmap under load", Label(Stress), Serial, func() {
+	It("survives the function tracer with stacks on every CPU, with resets in between", func(ctx SpecContext) {
+		tfs := harness.Root()
+		quiet(tfs)
+		harness.Require(tfs, harness.Tracer("function"), harness.Event("sched/sched_switch"))
+		resetMap(tfs)
+		// The suite's snapshot puts back any earlier filter at the end.
+		DeferCleanup(tfs.Write, "set_ftrace_filter", "")
+		traced := 0
+		for _, f := range stressFunctions {
+			if tfs.Append("set_ftrace_filter", f) == nil { // one this kernel lacks is skipped
+				traced++
+			}
+		}
+		if traced == 0 {
+			harness.Unresolved("none of %v can be traced", stressFunctions)
+		}
+		harness.Set(tfs, "current_tracer", "function")
+		harness.Set(tfs, "options/func_stack_trace", "1")
+		harness.Set(tfs, "options/stacktrace", "1")
+		harness.Set(tfs, optionNode, "1")
+		harness.Set(tfs, "events/sched/sched_switch/enable", "1")
+		harness.Set(tfs, "events/sched/sched_process_exec/enable", "1")
+
+		var stop atomic.Bool
+		var wg sync.WaitGroup
+		for i := 0; i < runtime.NumCPU()+1; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for !stop.Load() {
+					harness.RunWorkload(1)
+					os.ReadFile("/proc/self/stat")
+					for _, n := range []string{mapNode, statNode, binNode} {
+						data, err := os.ReadFile(tfs.Path(n))
+						if err == nil {
+							Expect(wellFormed(n, data)).To(Succeed())
+						}
+					}
+				}
+			}()
+		}
+		deadline := time.Now().Add(stressDuration)
+		resets := 0
+		for time.Now().Before(deadline) {
+			Expect(tfs.Write("tracing_on", "1")).To(Succeed())
+			time.Sleep(2 * time.Second)
+			Expect(tfs.Write("tracing_on", "0")).To(Succeed())
+			Expect(tfs.Write(mapNode, "0")).To(Succeed(), "reset with tracing off")
+			resets++
+		}
+		stop.Store(true)
+		wg.Wait()
+		st := readStat(tfs)
+		AddReportEntry("stress", map[string]any{"resets": resets, "stat": st})
+		Expect(resets).To(BeNumerically(">", 3))
+	}, SpecTimeout(5*time.Minute))
+})
+
+const stressDuration = 30 * time.Second
