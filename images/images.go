@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -172,67 +173,44 @@ func FileSHA256(path string) (string, error) {
 }
 
 // Pin records a build entry's inputs and image hashes for an arch in the
-// lock file, keeping the file's comments and layout.
+// lock file. It edits the two lines in place, so the file keeps its layout
+// and comments, and checks the result still reads.
 func Pin(path, entry, arch, inputs, image string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	lines := strings.Split(string(data), "\n")
+	inEntry, inArch, archIndent, set := false, false, 0, 0
+	for i, l := range lines {
+		trimmed := strings.TrimSpace(l)
+		indent := len(l) - len(strings.TrimLeft(l, " "))
+		switch {
+		case strings.HasPrefix(trimmed, "- name:"):
+			inEntry, inArch = strings.TrimSpace(strings.TrimPrefix(trimmed, "- name:")) == entry, false
+		case inEntry && trimmed == arch+":":
+			inArch, archIndent = true, indent
+		case inArch && trimmed != "" && indent <= archIndent:
+			inArch = false
+		case inArch:
+			for key, v := range map[string]string{"inputs_sha256": inputs, "image_sha256": image} {
+				if strings.HasPrefix(trimmed, key+":") {
+					lines[i] = l[:indent] + key + ": " + v
+					set++
+				}
+			}
+		}
+	}
+	if set != 2 {
+		return fmt.Errorf("%s: entry %s has no %s block with inputs_sha256 and image_sha256 to pin", path, entry, arch)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 		return err
 	}
-	a := find(&doc, "entries", entry, "arches", arch)
-	if a == nil {
-		return fmt.Errorf("%s: no entry %s with arch %s to pin", path, entry, arch)
-	}
-	set(a, "inputs_sha256", inputs)
-	set(a, "image_sha256", image)
-	out, err := yaml.Marshal(&doc)
-	if err != nil {
+	if _, err := Read(tmp); err != nil {
+		os.Remove(tmp)
 		return err
 	}
-	return os.WriteFile(path, out, 0o644)
-}
-
-// find walks the document: a key, then the list item whose name is the
-// entry, then keys.
-func find(doc *yaml.Node, entries, entry string, keys ...string) *yaml.Node {
-	n := value(doc.Content[0], entries)
-	if n == nil {
-		return nil
-	}
-	var item *yaml.Node
-	for _, it := range n.Content {
-		if v := value(it, "name"); v != nil && v.Value == entry {
-			item = it
-		}
-	}
-	for _, k := range keys {
-		if item == nil {
-			return nil
-		}
-		item = value(item, k)
-	}
-	return item
-}
-
-func value(m *yaml.Node, key string) *yaml.Node {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
-}
-
-func set(m *yaml.Node, key, v string) {
-	if n := value(m, key); n != nil {
-		n.Value = v
-		return
-	}
-	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, &yaml.Node{Kind: yaml.ScalarNode, Value: v})
+	return os.Rename(tmp, path)
 }

@@ -40,3 +40,34 @@ func TestReadRejectsBadLocks(t *testing.T) {
 		}
 	}
 }
+
+func TestPinEditsOnlyItsLines(t *testing.T) {
+	orig, err := os.ReadFile("../images.lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "images.lock")
+	os.WriteFile(p, orig, 0o644)
+	in, img := strings.Repeat("1", 64), strings.Repeat("2", 64)
+	if err := Pin(p, "reference", "arm64", in, img); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Read(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := l.Entry("reference")
+	if a := e.Arches["arm64"]; a.InputsSHA256 != in || a.ImageSHA256 != img {
+		t.Fatalf("after Pin: %+v", a)
+	}
+	if e.Arches["x86_64"].InputsSHA256 == in {
+		t.Fatalf("Pin changed the other arch")
+	}
+	after, _ := os.ReadFile(p)
+	if got, want := strings.Count(string(after), "\n"), strings.Count(string(orig), "\n"); got != want {
+		t.Fatalf("Pin changed the line count: %d, want %d", got, want)
+	}
+	if err := Pin(p, "debian-6.12", "arm64", in, img); err == nil {
+		t.Fatalf("Pin of a debian entry succeeded")
+	}
+}
