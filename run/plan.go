@@ -21,7 +21,7 @@ type BootPlan struct {
 	Append []string
 	Labels string // Ginkgo label filter selecting this boot's specs
 	CPUs   int    // 0 means one
-	OptIn  bool   // made only when LABELS= asks for its specs
+	OptIn  bool   // made only when LABELS= names its label
 }
 
 // Plans are the boots a full run makes, default first. The bits values

@@ -141,7 +141,7 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 	var reports []types.Report
 	noFeature := ""
 	for _, plan := range Plans {
-		if len(o.Boots) > 0 && !slices.Contains(o.Boots, plan.Name) || plan.OptIn && o.Labels == "" {
+		if len(o.Boots) > 0 && !slices.Contains(o.Boots, plan.Name) || plan.OptIn && !strings.Contains(o.Labels, plan.Labels) {
 			continue
 		}
 		filter := plan.filter(o.Labels)

@@ -46,6 +46,8 @@ var _ = describe("the stackmap under load", Label(Stress), Serial, func() {
 
 		var stop atomic.Bool
 		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var problems []string
 		for i := 0; i < runtime.NumCPU()+1; i++ {
 			wg.Add(1)
 			go func() {
@@ -56,7 +58,14 @@ var _ = describe("the stackmap under load", Label(Stress), Serial, func() {
 					for _, n := range []string{mapNode, statNode, binNode} {
 						data, err := os.ReadFile(tfs.Path(n))
 						if err == nil {
-							Expect(wellFormed(n, data)).To(Succeed())
+							err = wellFormed(n, data)
+						}
+						if err != nil {
+							mu.Lock()
+							if len(problems) < 5 {
+								problems = append(problems, err.Error())
+							}
+							mu.Unlock()
 						}
 					}
 				}
@@ -73,6 +82,7 @@ var _ = describe("the stackmap under load", Label(Stress), Serial, func() {
 		}
 		stop.Store(true)
 		wg.Wait()
+		Expect(problems).To(BeEmpty(), "reading the nodes under load")
 		st := readStat(tfs)
 		AddReportEntry("stress", map[string]any{"resets": resets, "stat": st})
 		Expect(resets).To(BeNumerically(">", 3))
