@@ -203,8 +203,10 @@ func (b Builder) tarballSHA256() (string, error) {
 func (b Builder) compile(a Arch, key string) (string, error) {
 	work := filepath.Join(b.CacheDir, "kbuild")
 	pristine := filepath.Join(work, "pristine")
-	src := filepath.Join(work, "src-"+key[:16])
-	out := filepath.Join(work, "out-"+b.Arch+"-"+key[:16])
+	// One tree and one build directory per arch, at fixed paths: ccache
+	// then finds its objects again when only a patch changed.
+	src := filepath.Join(work, "src-"+b.Arch)
+	out := filepath.Join(work, "out-"+b.Arch)
 	log := filepath.Join(work, "build-"+b.Arch+".log")
 	if _, err := os.Stat(filepath.Join(pristine, "Makefile")); err != nil {
 		step := b.step("unpacking %s", tarball)
@@ -222,7 +224,7 @@ func (b Builder) compile(a Arch, key string) (string, error) {
 		}
 		step()
 	}
-	if _, err := os.Stat(filepath.Join(src, ".patched")); err != nil {
+	if stamp, err := os.ReadFile(filepath.Join(src, ".patched")); err != nil || string(stamp) != key {
 		step := b.step("applying kernel/patches")
 		os.RemoveAll(src)
 		// Hard links share the pristine files; patch replaces the ones it changes.
@@ -236,7 +238,7 @@ func (b Builder) compile(a Arch, key string) (string, error) {
 				return "", fmt.Errorf("applying %s: %v", filepath.Base(p), err)
 			}
 		}
-		os.WriteFile(filepath.Join(src, ".patched"), nil, 0o644)
+		os.WriteFile(filepath.Join(src, ".patched"), []byte(key), 0o644)
 		step()
 	}
 	env := append(withoutMake(os.Environ()),
