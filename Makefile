@@ -44,7 +44,7 @@ stress: smct
 # not on the build host.
 test:
 	$(GO) vet ./...
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v '/suites$$')
+	$(GO) test -count=1 -timeout 60m $$($(GO) list ./... | grep -v '/suites$$')
 
 unit-test:
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v -e '/suites$$' -e '/e2e$$')
