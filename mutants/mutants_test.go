@@ -1,0 +1,75 @@
+package mutants
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ftrace-stackmap/conformance/harness"
+)
+
+func TestCaught(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		row  Row
+		want bool
+	}{
+		{"clean", Row{}, true},
+		{"dirty", Row{Failed: []string{"SM-STAT-01"}}, false},
+		{"clean kernel warns", Row{Warned: []string{"SM-OPT-02"}}, false},
+		{"caught", Row{Fault: "f", Want: "SM-STAT-01", Failed: []string{"SM-BIN-01", "SM-STAT-01"}}, true},
+		{"missed", Row{Fault: "f", Want: "SM-STAT-01", Failed: []string{"SM-BIN-01"}}, false},
+		{"informational warned", Row{Fault: "f", Want: "SM-OPT-02", Warned: []string{"SM-OPT-02"}}, true},
+		{"no verdict", Row{Fault: "f", Want: "SM-STAT-01", Failed: []string{"SM-STAT-01"}, Err: errors.New("hung")}, false},
+	} {
+		if got := tc.row.Caught(); got != tc.want {
+			t.Errorf("%s: Caught() = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// The table here, the kernel's fault names and kernel/README.md must agree:
+// a fault the kernel has but the matrix never boots proves nothing.
+func TestFaultsMatchTheKernel(t *testing.T) {
+	patches, _ := filepath.Glob("../kernel/patches/*.patch")
+	var kernel strings.Builder
+	for _, p := range patches {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kernel.Write(data)
+	}
+	readme, err := os.ReadFile("../kernel/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, f := range Faults {
+		if seen[f.Name] {
+			t.Errorf("fault %s listed twice", f.Name)
+		}
+		seen[f.Name] = true
+		if _, ok := harness.Requirements[f.Want]; !ok {
+			t.Errorf("fault %s: unknown requirement %s", f.Name, f.Want)
+		}
+		if !strings.Contains(kernel.String(), `= "`+f.Name+`",`) {
+			t.Errorf("fault %s: not a fault name of kernel/patches", f.Name)
+		}
+		if !strings.Contains(string(readme), "| `"+f.Name+"` | "+f.Want+" |") {
+			t.Errorf("fault %s: kernel/README.md has no row saying it breaks %s", f.Name, f.Want)
+		}
+	}
+	names := regexp.MustCompile(`(?m)^\+\t\[FAULT_[A-Z_]+\]\s*= "([a-z_]+)",`).FindAllStringSubmatch(kernel.String(), -1)
+	if len(names) == 0 {
+		t.Fatal("no fault names found in kernel/patches")
+	}
+	for _, m := range names {
+		if !seen[m[1]] {
+			t.Errorf("kernel fault %s is not in mutants.Faults", m[1])
+		}
+	}
+}
