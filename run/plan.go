@@ -36,8 +36,9 @@ var Plans = []BootPlan{
 	{Name: "bits-3", Append: []string{"ftrace_stackmap.bits=3"}, Labels: "SM-BOOT-02"},
 	{Name: "bits-word", Append: []string{"ftrace_stackmap.bits=many"}, Labels: "SM-BOOT-02"},
 	{Name: "bits-bare", Append: []string{"ftrace_stackmap.bits"}, Labels: "SM-BOOT-03"},
-	// The hot path under load, on two CPUs: `make stress`.
-	{Name: "stress", Labels: "stress", CPUs: 2, OptIn: true},
+	// The hot path under load, on two CPUs, with the smallest map so that
+	// it fills and the full-stack fallback runs too: `make stress`.
+	{Name: "stress", Append: []string{"ftrace_stackmap.bits=10"}, Labels: "stress", CPUs: 2, OptIn: true},
 }
 
 // filter is the boot's label filter narrowed by the user's.
