@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 
 	"github.com/onsi/ginkgo/v2/types"
 
@@ -52,7 +51,13 @@ func (p BootPlan) filter(user string) string {
 // listSpecs asks a host build of the suite for every spec, without running
 // any (Ginkgo's dry run), so boots that would select nothing are not made.
 func listSpecs(ctx context.Context, suiteBinary string) (types.SpecReports, error) {
-	out := filepath.Join(os.TempDir(), fmt.Sprintf("smct-specs-%d.json", os.Getpid()))
+	// A file of its own: runs side by side share the process.
+	f, err := os.CreateTemp("", "smct-specs-*.json")
+	if err != nil {
+		return nil, err
+	}
+	f.Close()
+	out := f.Name()
 	defer os.Remove(out)
 	cmd := exec.CommandContext(ctx, suiteBinary, "-ginkgo.dry-run", "-ginkgo.json-report="+out, "-ginkgo.no-color")
 	var stderr bytes.Buffer

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
@@ -26,6 +27,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/kbuild"
 	"github.com/ftrace-stackmap/conformance/kimage"
 	"github.com/ftrace-stackmap/conformance/outcome"
+	"github.com/ftrace-stackmap/conformance/progress"
 	"github.com/ftrace-stackmap/conformance/qemu"
 	"github.com/ftrace-stackmap/conformance/report"
 )
@@ -44,7 +46,7 @@ type Options struct {
 	LockFile   string
 	CacheDir   string
 	ResultsDir string    // parent of the run directories
-	Progress   io.Writer // one line per step
+	Progress   io.Writer // steps as they run; a progress.Reporter keeps it off non-terminals
 	Echo       io.Writer // the guest console, if wanted live
 }
 
@@ -92,6 +94,10 @@ type BootResult struct {
 // baseline check that the kernel honours options given at boot.
 var DefaultBootArgs = []string{"trace_options=noannotate"}
 
+// prepare serialises what runs made side by side (smct matrix) share: apt,
+// the kernel cache and build tree, build/<arch>. Only their boots overlap.
+var prepare sync.Mutex
+
 // QemuTest runs the suite under QEMU: one boot per plan that selects a spec.
 // On an infrastructure problem it returns an *InfraError, with the run
 // directory (console logs kept) in Result.
@@ -103,6 +109,9 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 	if o.Profile != "v4" && o.Profile != "v3" {
 		return nil, infra("PROFILE=%q: want v4 or v3", o.Profile)
 	}
+	prepare.Lock()
+	prepared := sync.OnceFunc(prepare.Unlock)
+	defer prepared()
 	if err := debian.Ensure(o.Progress, debian.Need{Program: m.Binary, Package: m.Package}); err != nil {
 		return nil, infra("%v", err)
 	}
@@ -126,14 +135,15 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 	step := o.step("building initramfs (%s)", o.Arch)
 	b := initramfs.Builder{ModuleDir: o.ModuleDir, OutDir: filepath.Join(o.ModuleDir, "build", o.Arch), Arch: o.Arch}
 	base, err := b.Build(ctx)
+	step(err)
 	if err != nil {
 		return nil, infra("building the initramfs: %v", err)
 	}
-	step()
 	specs, err := listSpecs(ctx, b.HostSuite())
 	if err != nil {
 		return nil, infra("%v", err)
 	}
+	prepared()
 	if res.Dir, err = newRunDir(o.ResultsDir, o.Arch); err != nil {
 		return nil, infra("%v", err)
 	}
@@ -207,11 +217,11 @@ func (o Options) bootOnce(ctx context.Context, m qemu.Machine, kernel, base, run
 		Timeout: o.Timeout, ConsoleLog: filepath.Join(dir, "console.log"), Echo: o.Echo}
 	step := o.step("boot %s: %s", plan.Name, boot.CommandLine())
 	res, err := qemu.Run(ctx, boot)
+	step(err)
 	appendConsole(runDir, plan.Name, boot)
 	if err != nil {
 		return nil, res, infra("boot %s: %v", plan.Name, err)
 	}
-	step()
 	os.WriteFile(filepath.Join(dir, "qemu-command.txt"), []byte(shellQuote(res.Command)+"\n"), 0o644)
 	reports, err := Judge(dir, res)
 	if err != nil {
@@ -354,7 +364,10 @@ func (o Options) kernel() (path, source string, built bool, err error) {
 		path, source, err := o.buildKernel(e)
 		return path, source, true, err
 	}
-	if path, err = images.Fetch(e, o.Arch, o.CacheDir, o.Progress); err != nil {
+	step := o.step("kernel %s (%s)", e.Name, o.Arch)
+	path, err = images.Fetch(e, o.Arch, o.CacheDir, o.Progress)
+	step(err)
+	if err != nil {
 		return "", "", false, infra("%v", err)
 	}
 	a := e.Arches[o.Arch]
@@ -368,7 +381,8 @@ func (o Options) buildKernel(e *images.Entry) (string, string, error) {
 	if !ok {
 		return "", "", infra("images.lock entry %s has no %s kernel", e.Name, o.Arch)
 	}
-	b := kbuild.Builder{Arch: o.Arch, KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir, Progress: o.Progress}
+	b := kbuild.Builder{Arch: o.Arch, KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir,
+		Progress: o.Progress, Terminal: progress.For(o.Progress).Terminal()}
 	res, err := b.Build()
 	if err != nil {
 		return "", "", infra("building the %s kernel: %v", e.Name, err)
@@ -376,9 +390,9 @@ func (o Options) buildKernel(e *images.Entry) (string, string, error) {
 	key := res.Inputs.Key()
 	switch {
 	case key != pin.InputsSHA256:
-		fmt.Fprintf(o.Progress, "note: kernel/ differs from what images.lock pins for %s/%s; `make kernel ARCH=%s PIN=1` records it\n", e.Name, o.Arch, o.Arch)
+		progress.Notef(o.Progress, "note: kernel/ differs from what images.lock pins for %s/%s; `make kernel ARCH=%s PIN=1` records it\n", e.Name, o.Arch, o.Arch)
 	case res.ImageSHA256 != pin.ImageSHA256:
-		fmt.Fprintf(o.Progress, "note: the %s kernel built from the pinned inputs has sha256 %s, images.lock pins %s (another toolchain?)\n", e.Name, res.ImageSHA256, pin.ImageSHA256)
+		progress.Notef(o.Progress, "note: the %s kernel built from the pinned inputs has sha256 %s, images.lock pins %s (another toolchain?)\n", e.Name, res.ImageSHA256, pin.ImageSHA256)
 	}
 	return res.Image, fmt.Sprintf("IMAGE=%s (built from kernel/, inputs %s)", e.Name, key[:16]), nil
 }
@@ -410,26 +424,23 @@ func (o Options) bootable(kernel string) (string, error) {
 	if _, err := os.Stat(vmlinux); err != nil {
 		os.MkdirAll(filepath.Dir(vmlinux), 0o755)
 		step := o.step("unpacking vmlinux from %s for a PVH boot", filepath.Base(kernel))
-		if err := kimage.ExtractVmlinux(kernel, vmlinux); err != nil {
+		err := kimage.ExtractVmlinux(kernel, vmlinux)
+		step(err)
+		if err != nil {
 			return "", infra("%v", err)
 		}
-		step()
 	}
 	if ok, err := kimage.HasPVH(vmlinux); err != nil || !ok {
-		fmt.Fprintf(o.Progress, "note: %s has no PVH entry; booting the bzImage (slower)\n", filepath.Base(kernel))
+		progress.Notef(o.Progress, "note: %s has no PVH entry; booting the bzImage (slower)\n", filepath.Base(kernel))
 		return kernel, nil
 	}
 	return vmlinux, nil
 }
 
-// step prints what is starting and returns a func that prints how long it took.
-func (o Options) step(format string, args ...any) func() {
-	msg := fmt.Sprintf(format, args...)
-	fmt.Fprintf(o.Progress, "==> %s ...\n", msg)
-	start := time.Now()
-	return func() {
-		fmt.Fprintf(o.Progress, "    done in %.1fs\n", time.Since(start).Seconds())
-	}
+// step shows a step while it runs (on a terminal only); the returned func
+// ends it with the step's error.
+func (o Options) step(format string, args ...any) func(error) {
+	return progress.For(o.Progress).Step(format, args...)
 }
 
 func newRunDir(parent, arch string) (string, error) {
@@ -448,9 +459,15 @@ func newRunDir(parent, arch string) (string, error) {
 		}
 		dir = filepath.Join(parent, fmt.Sprintf("%s.%d", name, i))
 	}
+	// Replace latest by a rename, which is atomic, so that runs ending
+	// together in one parent cannot fail on each other's link.
 	latest := filepath.Join(parent, "latest")
-	os.Remove(latest)
-	return dir, os.Symlink(filepath.Base(dir), latest)
+	tmp := filepath.Join(parent, ".latest-"+filepath.Base(dir))
+	os.Remove(tmp)
+	if err := os.Symlink(filepath.Base(dir), tmp); err != nil {
+		return "", err
+	}
+	return dir, os.Rename(tmp, latest)
 }
 
 func shellQuote(args []string) string {
