@@ -4,6 +4,8 @@
 #   make kernel ARCH=... [PIN=1]   build the reference kernel (cached)
 #   make mutants ARCH=...          every fault switch of the reference kernel must be caught
 #   make stress ARCH=...           the hot path under load
+#   make matrix [IMAGES=a,b]       every images.lock entry on both arches, two boots at a time
+#   make bench [IMAGE=entry] [REPS=3] [IMAGES=a,b]   time to verdict against a bare boot
 #   make test          unit tests and end-to-end boots of both arches
 #
 # Exit status of qemu-test: 0 no spec failed, 1 a spec failed, 2 no verdict.
@@ -18,8 +20,10 @@ TIMEOUT ?= 5m
 GO      ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 
 PIN     ?=
+IMAGES  ?=
+REPS    ?= 3
 
-.PHONY: qemu-test kernel mutants stress test unit-test smct clean
+.PHONY: qemu-test kernel mutants stress matrix bench test unit-test smct clean
 
 smct:
 	@$(GO) build -o bin/smct ./cmd/smct
@@ -39,6 +43,16 @@ mutants: smct
 # The stackmap hot path under load on two CPUs; fails on kernel warnings.
 stress: smct
 	@./bin/smct qemu-test -arch '$(ARCH)' -kernel '$(KERNEL)' -image '$(IMAGE)' -labels stress -timeout 10m
+
+# Every images.lock entry (or IMAGES=a,b) on both arches, two boots at a
+# time; exits with the worst cell's status.
+matrix: smct
+	@./bin/smct matrix -images '$(IMAGES)' -profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)'
+
+# Time to verdict of IMAGE= against a bare boot of the same kernel, and the
+# throughput of a matrix (the Debian entries, or IMAGES=); medians of REPS.
+bench: smct
+	@./bin/smct bench -image '$(IMAGE)' -reps '$(REPS)' -matrix-images '$(IMAGES)' -timeout '$(TIMEOUT)'
 
 # The suites package is the guest's test binary: it runs under QEMU (e2e),
 # not on the build host.

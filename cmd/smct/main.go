@@ -27,6 +27,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/images"
 	"github.com/ftrace-stackmap/conformance/kbuild"
 	"github.com/ftrace-stackmap/conformance/mutants"
+	"github.com/ftrace-stackmap/conformance/progress"
 	"github.com/ftrace-stackmap/conformance/run"
 )
 
@@ -42,7 +43,9 @@ func main() {
 const usage = `usage:
   smct qemu-test -arch arm64|x86_64 [-kernel PATH | -image ENTRY] [-profile v4|v3] [-labels FILTER]
   smct kernel -arch arm64|x86_64 [-pin]
-  smct mutants -arch arm64|x86_64 [-kernel PATH | -image ENTRY] [-faults a,b]`
+  smct mutants -arch arm64|x86_64 [-kernel PATH | -image ENTRY] [-faults a,b]
+  smct matrix [-images a,b] [-arches arm64,x86_64] [-parallel 2]
+  smct bench [-image ENTRY] [-reps 3] [-matrix-images a,b]`
 
 func realMain(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "kernel" {
@@ -51,13 +54,20 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "mutants" {
 		return mutantsMain(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "matrix" {
+		return matrixMain(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "bench" {
+		return benchMain(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "qemu-test" {
 		fmt.Fprintln(stderr, usage)
 		return exitNoVerdict
 	}
 	fs := flag.NewFlagSet("qemu-test", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	o := run.Options{Progress: stderr}
+	rep := progress.New(stderr)
+	o := run.Options{Progress: rep}
 	fs.StringVar(&o.Arch, "arch", "", "arm64 or x86_64")
 	fs.StringVar(&o.Kernel, "kernel", "", "kernel image to boot (overrides -image)")
 	fs.StringVar(&o.Image, "image", "", "images.lock entry to boot (default: the lock's default)")
@@ -77,7 +87,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	}
 	o.BootArgs = strings.Fields(*bootArgs)
 	if *echo {
-		o.Echo = stderr
+		o.Echo = rep.Always()
 	}
 	var err error
 	if o.ModuleDir, err = moduleDir(); err != nil {
@@ -178,7 +188,7 @@ func kernelMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitNoVerdict
 	}
-	b := kbuild.Builder{Arch: *arch, KernelDir: filepath.Join(dir, "kernel"), CacheDir: cacheDir(), Progress: stderr, Terminal: isTerminal(stderr)}
+	b := kbuild.Builder{Arch: *arch, KernelDir: filepath.Join(dir, "kernel"), CacheDir: cacheDir(), Progress: progress.New(stderr), Terminal: progress.IsTerminal(stderr)}
 	start := time.Now()
 	res, err := b.Build()
 	if err != nil {
@@ -199,15 +209,6 @@ func kernelMain(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, res.Image)
 	return 0
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // mutantsMain boots the reference kernel once per fault switch and prints

@@ -1,0 +1,375 @@
+// Package bench measures time to verdict against its floor, a bare boot of
+// the same kernel with the same QEMU command line and an init that only
+// powers off: `smct bench`. The timing targets live here, not in tests.
+//
+// Runs are timed in-process around run.QemuTest, which is what
+// `smct qemu-test` does apart from printing the summary.
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ftrace-stackmap/conformance/initramfs"
+	"github.com/ftrace-stackmap/conformance/matrix"
+	"github.com/ftrace-stackmap/conformance/progress"
+	"github.com/ftrace-stackmap/conformance/qemu"
+	"github.com/ftrace-stackmap/conformance/run"
+)
+
+// The targets, as ratios to a measured figure.
+const (
+	// A full run on one arch against the sum of its boots' floors.
+	RunOverFloor = 1.5
+	// Both arches in one command against the slower of the two alone.
+	BothOverSlower = 1.25
+)
+
+// Options say what to measure.
+type Options struct {
+	Base          run.Options // ModuleDir, CacheDir, LockFile, Timeout
+	Image         string      // the entry timed per arch
+	Arches        []string
+	Reps          int
+	MatrixEntries []string // the matrix whose throughput is measured
+	Progress      *progress.Reporter
+	Notes         io.Writer
+}
+
+// Report is one bench run; it is what the JSON files hold.
+type Report struct {
+	Time    time.Time `json:"time"`
+	Image   string    `json:"image"`
+	Reps    int       `json:"reps"`
+	Host    string    `json:"host"`
+	Figures []Figure  `json:"figures"`
+	Targets []Target  `json:"targets"`
+}
+
+// Figure is the median of Reps measurements.
+type Figure struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"` // "s" or "cells/min"
+}
+
+// Target is a limit on a figure.
+type Target struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"` // seconds
+	Limit float64 `json:"limit"` // seconds
+	Ratio float64 `json:"ratio"` // Value over the figure the limit is a multiple of
+	Met   bool    `json:"met"`
+}
+
+// Run measures everything and returns the figures; an error means a
+// measurement could not be made (a run gave no verdict, a floor boot hung).
+func Run(ctx context.Context, o Options) (*Report, error) {
+	tmp, err := os.MkdirTemp("", "smct-bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	r := &Report{Time: time.Now().UTC(), Image: o.Image, Reps: o.Reps,
+		Host: fmt.Sprintf("%d CPUs, %s", runtime.NumCPU(), qemu.Machines[o.Arches[0]].Version())}
+	seconds := func(name string, xs []float64) float64 {
+		m := median(xs)
+		r.Figures = append(r.Figures, Figure{Name: name, Value: m, Unit: "s"})
+		return m
+	}
+	alone := map[string]float64{}
+	for _, arch := range o.Arches {
+		// The first run fetches and builds what is missing: not timed.
+		end := o.Progress.Step("%s: a first run, to warm up", arch)
+		_, err := o.qemuTest(ctx, arch, tmp)
+		end(err)
+		if err != nil {
+			return nil, err
+		}
+		var total []float64
+		boots := map[string][]float64{}
+		var last *run.Result
+		for i := range o.Reps {
+			end := o.Progress.Step("%s: qemu-test %d/%d", arch, i+1, o.Reps)
+			start := time.Now()
+			res, err := o.qemuTest(ctx, arch, tmp)
+			end(err)
+			if err != nil {
+				return nil, err
+			}
+			total = append(total, time.Since(start).Seconds())
+			for _, b := range res.Boots {
+				if b.Boot != nil {
+					boots[b.Plan.Name] = append(boots[b.Plan.Name], b.Boot.Duration.Seconds())
+				}
+			}
+			last = res
+		}
+		alone[arch] = seconds(arch+" qemu-test, warm", total)
+
+		initrd, err := floorInitrd(ctx, o.Base.ModuleDir, arch, tmp)
+		if err != nil {
+			return nil, err
+		}
+		floorSum, made := 0.0, 0
+		for _, b := range last.Boots {
+			if b.Boot == nil {
+				continue
+			}
+			var floor []float64
+			for i := range o.Reps {
+				end := o.Progress.Step("%s: floor of boot %s %d/%d", arch, b.Plan.Name, i+1, o.Reps)
+				d, err := floorBoot(ctx, b.Boot.Command, initrd, o.Base.Timeout)
+				end(err)
+				if err != nil {
+					return nil, fmt.Errorf("%s boot %s: %v", arch, b.Plan.Name, err)
+				}
+				floor = append(floor, d.Seconds())
+			}
+			seconds(arch+" boot "+b.Plan.Name+", suite", boots[b.Plan.Name])
+			floorSum += seconds(arch+" boot "+b.Plan.Name+", floor", floor)
+			made++
+		}
+		r.Figures = append(r.Figures, Figure{Name: fmt.Sprintf("%s floor, sum over the boots made (%d)", arch, made), Value: floorSum, Unit: "s"})
+		r.Targets = append(r.Targets, target(fmt.Sprintf("%s full run <= %.2gx floor of its boots", arch, RunOverFloor),
+			alone[arch], floorSum, RunOverFloor))
+
+		cold, warm, err := o.initramfs(ctx, arch, tmp)
+		if err != nil {
+			return nil, err
+		}
+		seconds(arch+" initramfs build, fresh out dir", cold)
+		seconds(arch+" initramfs build, no change", warm)
+	}
+
+	if len(o.Arches) > 1 {
+		var both []float64
+		for i := range o.Reps {
+			end := o.Progress.Step("%s at once %d/%d", strings.Join(o.Arches, " and "), i+1, o.Reps)
+			d, err := o.together(ctx, tmp)
+			end(err)
+			if err != nil {
+				return nil, err
+			}
+			both = append(both, d.Seconds())
+		}
+		slower := 0.0
+		for _, s := range alone {
+			slower = max(slower, s)
+		}
+		all := strings.Join(o.Arches, "+")
+		v := seconds(all+" in one command", both)
+		r.Targets = append(r.Targets, target(fmt.Sprintf("%s at once <= %.3gx the slower alone", all, BothOverSlower),
+			v, slower, BothOverSlower))
+	}
+
+	if len(o.MatrixEntries) > 0 {
+		var rate []float64
+		for i := range o.Reps {
+			end := o.Progress.Step("matrix %s %d/%d", strings.Join(o.MatrixEntries, ","), i+1, o.Reps)
+			start := time.Now()
+			cells := matrix.Run(ctx, matrix.Options{Base: o.base(), Entries: o.MatrixEntries, Arches: o.Arches,
+				Dir: filepath.Join(tmp, "matrix"), Parallel: 2, Notes: o.Notes})
+			d := time.Since(start)
+			var err error
+			for _, c := range cells {
+				if c.Code() == 2 && err == nil {
+					err = fmt.Errorf("matrix cell %s %s: %s", c.Entry, c.Arch, c.Verdict())
+				}
+			}
+			end(err)
+			if err != nil {
+				return nil, err
+			}
+			rate = append(rate, float64(len(cells))/d.Minutes())
+		}
+		r.Figures = append(r.Figures, Figure{Name: fmt.Sprintf("matrix %s x %s", strings.Join(o.MatrixEntries, ","), strings.Join(o.Arches, ",")),
+			Value: median(rate), Unit: "cells/min"})
+	}
+	return r, nil
+}
+
+func target(name string, value, base, ratio float64) Target {
+	return Target{Name: name, Value: value, Limit: ratio * base, Ratio: value / base, Met: value <= ratio*base}
+}
+
+func (o Options) base() run.Options {
+	b := o.Base
+	b.Profile, b.Labels = "v4", ""
+	return b
+}
+
+// qemuTest makes one full v4 run, quietly, and wants a verdict.
+func (o Options) qemuTest(ctx context.Context, arch, tmp string) (*run.Result, error) {
+	ro := o.base()
+	ro.Arch, ro.Image = arch, o.Image
+	ro.ResultsDir = filepath.Join(tmp, "runs")
+	ro.Progress = progress.Quiet(o.Notes, arch+": ")
+	res, err := run.QemuTest(ctx, ro)
+	if err != nil {
+		return nil, fmt.Errorf("%s: NO VERDICT: %v", arch, err)
+	}
+	return res, nil
+}
+
+// together runs every arch at once, as one command would, and returns the
+// time until the last verdict.
+func (o Options) together(ctx context.Context, tmp string) (time.Duration, error) {
+	errs := make([]error, len(o.Arches))
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i, arch := range o.Arches {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = o.qemuTest(ctx, arch, tmp)
+		}()
+	}
+	wg.Wait()
+	d := time.Since(start)
+	for _, err := range errs {
+		if err != nil {
+			return 0, err
+		}
+	}
+	return d, nil
+}
+
+// initramfs times the build into a fresh directory and into build/<arch>
+// when nothing changed.
+func (o Options) initramfs(ctx context.Context, arch, tmp string) (cold, warm []float64, err error) {
+	for i := range o.Reps {
+		dir, err := os.MkdirTemp(tmp, "initramfs-")
+		if err != nil {
+			return nil, nil, err
+		}
+		end := o.Progress.Step("%s: initramfs build, fresh out dir %d/%d", arch, i+1, o.Reps)
+		start := time.Now()
+		_, err = initramfs.Builder{ModuleDir: o.Base.ModuleDir, OutDir: dir, Arch: arch}.Build(ctx)
+		end(err)
+		if err != nil {
+			return nil, nil, err
+		}
+		cold = append(cold, time.Since(start).Seconds())
+		os.RemoveAll(dir)
+	}
+	b := initramfs.Builder{ModuleDir: o.Base.ModuleDir, OutDir: filepath.Join(o.Base.ModuleDir, "build", arch), Arch: arch}
+	for range o.Reps {
+		start := time.Now()
+		if _, err := b.Build(ctx); err != nil {
+			return nil, nil, err
+		}
+		warm = append(warm, time.Since(start).Seconds())
+	}
+	return cold, warm, nil
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// Load reads a report written by Save; a missing file is no report.
+func Load(path string) (*Report, error) {
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return &r, nil
+}
+
+// Save writes r to each path.
+func (r *Report) Save(paths ...string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, append(data, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteTable prints the figures, with their change since prev when prev
+// measured the same image, and the targets. It returns how many targets
+// were met and missed.
+func (r *Report) WriteTable(w io.Writer, prev *Report) (met, missed int) {
+	fmt.Fprintf(w, "bench: IMAGE=%s, profile v4, median of %d; %s\n", r.Image, r.Reps, r.Host)
+	old := map[string]float64{}
+	switch {
+	case prev == nil:
+		fmt.Fprintln(w, "no previous figures to compare with")
+	case prev.Image != r.Image:
+		fmt.Fprintf(w, "previous figures (%s) are for IMAGE=%s: not compared\n", prev.Time.Format(time.DateTime), prev.Image)
+	default:
+		fmt.Fprintf(w, "compared with %s\n", prev.Time.Format(time.DateTime+" MST"))
+		for _, f := range prev.Figures {
+			old[f.Name] = f.Value
+		}
+	}
+	width := len("target")
+	for _, f := range r.Figures {
+		width = max(width, len(f.Name))
+	}
+	for _, t := range r.Targets {
+		width = max(width, len(t.Name))
+	}
+	fmt.Fprintf(w, "\n%-*s  %14s  %14s  %8s\n", width, "figure", "median", "previous", "change")
+	for _, f := range r.Figures {
+		line := fmt.Sprintf("%-*s  %14s", width, f.Name, format(f.Value, f.Unit))
+		if p, ok := old[f.Name]; ok && p > 0 {
+			line += fmt.Sprintf("  %14s  %+7.1f%%", format(p, f.Unit), 100*(f.Value-p)/p)
+		}
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintf(w, "\n%-*s  %14s  %14s  %6s\n", width, "target", "value", "limit", "ratio")
+	for _, t := range r.Targets {
+		verdict := "met"
+		if t.Met {
+			met++
+		} else {
+			verdict = "NOT MET"
+			missed++
+		}
+		fmt.Fprintf(w, "%-*s  %14s  %14s  %5.2fx  %s\n", width, t.Name, format(t.Value, "s"), format(t.Limit, "s"), t.Ratio, verdict)
+	}
+	return met, missed
+}
+
+func format(v float64, unit string) string {
+	if unit == "s" {
+		if v < 1 {
+			return fmt.Sprintf("%.3fs", v)
+		}
+		return fmt.Sprintf("%.2fs", v)
+	}
+	return fmt.Sprintf("%.1f %s", v, unit)
+}

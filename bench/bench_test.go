@@ -1,0 +1,63 @@
+package bench
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMedian(t *testing.T) {
+	if m := median([]float64{3, 1, 2}); m != 2 {
+		t.Errorf("median = %v", m)
+	}
+	if m := median([]float64{4, 1, 3, 2}); m != 2.5 {
+		t.Errorf("median = %v", m)
+	}
+}
+
+func TestTableComparesSameImageOnly(t *testing.T) {
+	r := &Report{Image: "debian-6.12", Reps: 3, Host: "2 CPUs",
+		Figures: []Figure{{Name: "arm64 qemu-test, warm", Value: 4.4, Unit: "s"}},
+		Targets: []Target{{Name: "arm64 full run", Value: 4.4, Limit: 3, Met: false}, {Name: "both", Value: 5, Limit: 6, Met: true}}}
+	path := filepath.Join(t.TempDir(), "last.json")
+	prev := &Report{Image: "debian-6.12", Figures: []Figure{{Name: "arm64 qemu-test, warm", Value: 4, Unit: "s"}}}
+	if err := prev.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	met, missed := r.WriteTable(&b, loaded)
+	if met != 1 || missed != 1 {
+		t.Errorf("met %d missed %d", met, missed)
+	}
+	for _, want := range []string{"4.40s           4.00s    +10.0%", "NOT MET"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	loaded.Image = "reference"
+	r.WriteTable(&b, loaded)
+	if strings.Contains(b.String(), "%") || !strings.Contains(b.String(), "not compared") {
+		t.Errorf("compared figures of another image:\n%s", b.String())
+	}
+	if r, err := Load(filepath.Join(t.TempDir(), "none.json")); r != nil || err != nil {
+		t.Errorf("missing file: %v %v", r, err)
+	}
+}
+
+func TestFloorBootSwapsInitrdAndCatchesPanics(t *testing.T) {
+	ok := []string{"/bin/sh", "-c", `test "$2" = floor.cpio`, "sh", "-initrd", "suite.cpio"}
+	if _, err := floorBoot(context.Background(), ok, "floor.cpio", 5*time.Second); err != nil {
+		t.Errorf("initrd not swapped: %v", err)
+	}
+	panicked := []string{"/bin/sh", "-c", "echo Kernel panic - not syncing", "sh", "-initrd", "x"}
+	if _, err := floorBoot(context.Background(), panicked, "y", 5*time.Second); err == nil {
+		t.Error("a panic was taken for a floor")
+	}
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ftrace-stackmap/conformance/bench"
+	"github.com/ftrace-stackmap/conformance/images"
+	"github.com/ftrace-stackmap/conformance/progress"
+)
+
+// benchMain measures time to verdict against the floor and prints the
+// figures, their change since bench/last.json, and the targets. Exit
+// status: 0 every target met, 1 one missed, 2 a measurement failed.
+func benchMain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	rep := progress.New(stderr)
+	o := bench.Options{Progress: rep, Notes: stderr}
+	fs.StringVar(&o.Image, "image", "", "images.lock entry timed per arch (default: the lock's default)")
+	fs.IntVar(&o.Reps, "reps", 3, "repetitions of each measurement; figures are medians")
+	fs.DurationVar(&o.Base.Timeout, "timeout", 5*time.Minute, "limit for each boot")
+	fs.StringVar(&o.Base.LockFile, "lock", "images.lock", "the image lock file")
+	arches := fs.String("arches", "arm64,x86_64", "comma-separated arches")
+	matrixImages := fs.String("matrix-images", "", "entries of the matrix timed for throughput (default: the debian ones; \"none\" to skip)")
+	results := fs.String("results", "results", "where bench-<time>.json goes")
+	if err := fs.Parse(args); err != nil {
+		return exitNoVerdict
+	}
+	if o.Reps < 1 {
+		fmt.Fprintln(stderr, "bench: -reps must be at least 1")
+		return exitNoVerdict
+	}
+	var err error
+	if o.Base.ModuleDir, err = moduleDir(); err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitNoVerdict
+	}
+	o.Base.CacheDir = cacheDir()
+	o.Arches = strings.Split(*arches, ",")
+	lock, err := images.Read(o.Base.LockFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return exitNoVerdict
+	}
+	if o.Image == "" {
+		o.Image = lock.Default
+	}
+	switch *matrixImages {
+	case "none":
+	case "":
+		for _, e := range lock.Entries {
+			if e.Kind == images.KindDebian {
+				o.MatrixEntries = append(o.MatrixEntries, e.Name)
+			}
+		}
+	default:
+		if o.MatrixEntries, err = lockEntries(o.Base.LockFile, *matrixImages); err != nil {
+			fmt.Fprintf(stderr, "bench: %v\n", err)
+			return exitNoVerdict
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	r, err := bench.Run(ctx, o)
+	if err != nil {
+		fmt.Fprintf(stdout, "NO VERDICT: bench: %v\n0 passed, 0 failed, 0 skipped\n", err)
+		return exitNoVerdict
+	}
+	last := filepath.Join(o.Base.ModuleDir, "bench", "last.json")
+	prev, err := bench.Load(last)
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: previous figures unreadable: %v\n", err)
+	}
+	met, missed := r.WriteTable(stdout, prev)
+	file := filepath.Join(*results, "bench-"+r.Time.Local().Format("20060102-150405")+".json")
+	if err := r.Save(file, last); err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return exitNoVerdict
+	}
+	skipped := 0
+	if len(o.Arches) < 2 {
+		skipped = 1 // the target for all arches at once
+	}
+	fmt.Fprintf(stdout, "\nfigures: %s, %s\n%d passed, %d failed, %d skipped\n", file, last, met, missed, skipped)
+	if missed > 0 {
+		return exitFailed
+	}
+	return 0
+}

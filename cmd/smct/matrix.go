@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ftrace-stackmap/conformance/images"
+	"github.com/ftrace-stackmap/conformance/matrix"
+	"github.com/ftrace-stackmap/conformance/progress"
+)
+
+// matrixMain runs qemu-test for every images.lock entry (or -images) on
+// both arches, two boots at a time, printing each cell as it finishes and
+// then the table. Its exit status is the worst cell's.
+func matrixMain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := matrix.Options{Notes: stderr}
+	fs.StringVar(&o.Base.Profile, "profile", "v4", "contract profile: v4 or v3")
+	fs.StringVar(&o.Base.Labels, "labels", "", "Ginkgo label filter")
+	fs.DurationVar(&o.Base.Timeout, "timeout", 5*time.Minute, "limit for each boot")
+	fs.StringVar(&o.Base.LockFile, "lock", "images.lock", "the image lock file")
+	fs.IntVar(&o.Parallel, "parallel", 2, "boots at a time")
+	entries := fs.String("images", "", "comma-separated images.lock entries (default: all)")
+	arches := fs.String("arches", "arm64,x86_64", "comma-separated arches")
+	results := fs.String("results", "results", "where the matrix directory goes")
+	if err := fs.Parse(args); err != nil {
+		return exitNoVerdict
+	}
+	var err error
+	if o.Base.ModuleDir, err = moduleDir(); err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitNoVerdict
+	}
+	o.Base.CacheDir = cacheDir()
+	if o.Entries, err = lockEntries(o.Base.LockFile, *entries); err != nil {
+		fmt.Fprintf(stdout, "NO VERDICT: matrix: %v\n0 passed, 0 failed, 0 skipped\n", err)
+		return exitNoVerdict
+	}
+	o.Arches = strings.Split(*arches, ",")
+	o.Dir = filepath.Join(*results, "matrix-"+time.Now().Format("20060102-150405"))
+	rep := progress.New(stderr)
+	o.Done = func(c matrix.Cell, n, total int) {
+		fmt.Fprintf(progress.Over(rep, stdout), "[%d/%d] %s\n", n, total, matrix.Line(c))
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitNoVerdict
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	end := rep.Step("matrix: %d cells, %d boots at a time", len(o.Entries)*len(o.Arches), o.Parallel)
+	cells := matrix.Run(ctx, o)
+	end(nil)
+	var b strings.Builder
+	b.WriteString("\n")
+	worst := matrix.WriteTable(&b, cells)
+	fmt.Fprintf(&b, "\nresults: %s\n%s\n", o.Dir, matrix.Totals(cells))
+	os.WriteFile(filepath.Join(o.Dir, "matrix.txt"), []byte(b.String()), 0o644)
+	io.WriteString(stdout, b.String())
+	return worst
+}
+
+// lockEntries checks the comma-separated names against the lock; "" means
+// every entry.
+func lockEntries(lockFile, names string) ([]string, error) {
+	lock, err := images.Read(lockFile)
+	if err != nil {
+		return nil, err
+	}
+	if names == "" {
+		var all []string
+		for _, e := range lock.Entries {
+			all = append(all, e.Name)
+		}
+		return all, nil
+	}
+	list := strings.Split(names, ",")
+	for _, n := range list {
+		if _, err := lock.Entry(n); err != nil {
+			return nil, err
+		}
+	}
+	return list, nil
+}

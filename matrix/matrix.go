@@ -1,0 +1,187 @@
+// Package matrix runs the suite for several kernels and arches, a few boots
+// at a time, and tabulates the verdicts: `smct matrix`.
+package matrix
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+
+	"github.com/ftrace-stackmap/conformance/outcome"
+	"github.com/ftrace-stackmap/conformance/progress"
+	"github.com/ftrace-stackmap/conformance/run"
+)
+
+// Cell is one images.lock entry on one arch.
+type Cell struct {
+	Entry, Arch string
+	Result      *run.Result
+	Err         error // no verdict
+	Duration    time.Duration
+}
+
+// Name is the cell's directory under the matrix's.
+func (c Cell) Name() string { return c.Entry + "-" + c.Arch }
+
+// Code is the cell's exit status, as qemu-test's.
+func (c Cell) Code() int {
+	if c.Err != nil {
+		return 2
+	}
+	return c.Result.ExitCode()
+}
+
+// Verdict is "ok", "FAIL" or "NO VERDICT: <reason>", on one line.
+func (c Cell) Verdict() string {
+	v, _, _ := strings.Cut(c.fullVerdict(), "\n")
+	return v
+}
+
+func (c Cell) fullVerdict() string {
+	switch c.Code() {
+	case 0:
+		return "ok"
+	case 1:
+		return "FAIL"
+	}
+	return "NO VERDICT: " + c.reason()
+}
+
+func (c Cell) reason() string {
+	if c.Err != nil {
+		return c.Err.Error()
+	}
+	s := c.Result.Summary
+	switch {
+	case len(s.SuiteProblems) > 0:
+		return "suite: " + s.SuiteProblems[0]
+	case len(s.Specs) == 0:
+		return "no spec ran"
+	}
+	return fmt.Sprintf("%d specs UNRESOLVED", s.Count(outcome.Unresolved))
+}
+
+// Totals are the cell's passed, failed and skipped specs.
+func (c Cell) Totals() (passed, failed, skipped int) {
+	if c.Err != nil {
+		return 0, 0, 0
+	}
+	return c.Result.Summary.Totals()
+}
+
+// Options say what to run.
+type Options struct {
+	Base     run.Options // all but Arch, Image, ResultsDir and Progress
+	Entries  []string
+	Arches   []string
+	Dir      string // results/matrix-<time>; cell runs go to Dir/<entry>-<arch>/
+	Parallel int    // boots at a time
+	Notes    io.Writer
+	// Done is told of each cell as it finishes, one call at a time; done
+	// cells are counted in n.
+	Done func(c Cell, n, total int)
+}
+
+// Run runs every cell and returns them in entry, then arch, order.
+func Run(ctx context.Context, o Options) []Cell {
+	var cells []Cell
+	for _, e := range o.Entries {
+		for _, a := range o.Arches {
+			cells = append(cells, Cell{Entry: e, Arch: a})
+		}
+	}
+	sem := semaphore.NewWeighted(int64(max(o.Parallel, 1)))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	finished := 0
+	for i := range cells {
+		c := &cells[i]
+		if err := sem.Acquire(ctx, 1); err != nil {
+			c.Err = err
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer sem.Release(1)
+			runCell(ctx, o, c)
+			mu.Lock()
+			defer mu.Unlock()
+			finished++
+			if o.Done != nil {
+				o.Done(*c, finished, len(cells))
+			}
+		}()
+	}
+	wg.Wait()
+	return cells
+}
+
+// runCell makes one normal run. run.QemuTest serialises the preparation
+// (kernel, initramfs) of runs side by side, so only their boots overlap.
+func runCell(ctx context.Context, o Options, c *Cell) {
+	ro := o.Base
+	ro.Arch, ro.Image = c.Arch, c.Entry
+	ro.BootArgs = append([]string{}, o.Base.BootArgs...)
+	ro.ResultsDir = filepath.Join(o.Dir, c.Name())
+	ro.Progress = progress.Quiet(o.Notes, c.Entry+"/"+c.Arch+": ")
+	start := time.Now()
+	c.Result, c.Err = run.QemuTest(ctx, ro)
+	c.Duration = time.Since(start)
+	if c.Result == nil || c.Result.Dir == "" {
+		return
+	}
+	var b strings.Builder
+	if c.Err == nil {
+		c.Result.Summary.WriteSpecs(&b)
+		for _, p := range c.Result.KernelProblems {
+			fmt.Fprintf(&b, "%-11s %s\n", "KERNEL", p)
+		}
+		b.WriteString(c.Result.Summary.ClosingLine() + "\n")
+		os.WriteFile(filepath.Join(c.Result.Dir, "summary.txt"), []byte(b.String()), 0o644)
+	}
+	os.WriteFile(filepath.Join(c.Result.Dir, "verdict.txt"), []byte(c.fullVerdict()+"\n"), 0o644)
+}
+
+// Line is a cell's one-line account, printed as it finishes.
+func Line(c Cell) string {
+	line := fmt.Sprintf("%s %s: %s", c.Entry, c.Arch, c.Verdict())
+	if c.Err == nil {
+		p, f, s := c.Totals()
+		line += fmt.Sprintf(" (%d passed, %d failed, %d skipped)", p, f, s)
+	}
+	return line + " in " + c.Duration.Round(100*time.Millisecond).String()
+}
+
+// WriteTable prints entry × arch with the cells' counts and verdicts, and
+// returns the worst exit status: 2 beats 1 beats 0.
+func WriteTable(w io.Writer, cells []Cell) (worst int) {
+	width := len("entry")
+	for _, c := range cells {
+		width = max(width, len(c.Entry))
+	}
+	fmt.Fprintf(w, "%-*s  %-6s  %6s  %6s  %11s  %s\n", width, "entry", "arch", "passed", "failed", "unsupported", "verdict")
+	for _, c := range cells {
+		p, f, s := c.Totals()
+		fmt.Fprintf(w, "%-*s  %-6s  %6d  %6d  %11d  %s\n", width, c.Entry, c.Arch, p, f, s, c.Verdict())
+		worst = max(worst, c.Code())
+	}
+	return worst
+}
+
+// Totals is the matrix's closing line.
+func Totals(cells []Cell) string {
+	var p, f, s int
+	for _, c := range cells {
+		cp, cf, cs := c.Totals()
+		p, f, s = p+cp, f+cf, s+cs
+	}
+	return fmt.Sprintf("%d passed, %d failed, %d skipped", p, f, s)
+}

@@ -1,0 +1,55 @@
+package matrix
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/ftrace-stackmap/conformance/outcome"
+	"github.com/ftrace-stackmap/conformance/report"
+	"github.com/ftrace-stackmap/conformance/run"
+)
+
+func result(classes ...outcome.Class) *run.Result {
+	s := report.Summary{Succeeded: true}
+	for _, c := range classes {
+		s.Specs = append(s.Specs, report.Spec{Text: "spec", Class: c})
+	}
+	return &run.Result{Summary: s}
+}
+
+func TestTableVerdictsAndWorstStatus(t *testing.T) {
+	cells := []Cell{
+		{Entry: "debian-6.12", Arch: "arm64", Result: result(outcome.Pass, outcome.Unsupported)},
+		{Entry: "debian-6.12", Arch: "x86_64", Result: result(outcome.Pass, outcome.Fail)},
+	}
+	var b strings.Builder
+	if worst := WriteTable(&b, cells); worst != 1 {
+		t.Errorf("worst = %d, want 1", worst)
+	}
+	cells = append(cells, Cell{Entry: "reference", Arch: "arm64", Err: errors.New("guest kernel panicked\nmore")})
+	b.Reset()
+	if worst := WriteTable(&b, cells); worst != 2 {
+		t.Errorf("worst = %d, want 2", worst)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"debian-6.12  arm64        1       0            1  ok\n",
+		"debian-6.12  x86_64       1       1            0  FAIL\n",
+		"reference    arm64        0       0            0  NO VERDICT: guest kernel panicked\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if got := Totals(cells); got != "2 passed, 1 failed, 1 skipped" {
+		t.Errorf("totals %q", got)
+	}
+}
+
+func TestUnresolvedIsNoVerdict(t *testing.T) {
+	c := Cell{Entry: "e", Arch: "arm64", Result: result(outcome.Pass, outcome.Unresolved)}
+	if c.Code() != 2 || c.Verdict() != "NO VERDICT: 1 specs UNRESOLVED" {
+		t.Errorf("code %d verdict %q", c.Code(), c.Verdict())
+	}
+}
