@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -28,14 +30,25 @@ type Lock struct {
 // Entry is one kernel, pinned for each arch it exists for.
 type Entry struct {
 	Name        string               `yaml:"name"`
-	Kind        string               `yaml:"kind"` // "debian" or "build"
+	Kind        string               `yaml:"kind"` // "debian", "build" or "b4"
 	Description string               `yaml:"description"`
 	Arches      map[string]ArchImage `yaml:"arches"`
+
+	// A b4 entry: the git tree at base with the series posted as
+	// message_id applied (b4 am), built like the reference kernel with
+	// kernel/config/<name>.config for each name in config, plus the
+	// arch's own fragment.
+	Tree          string   `yaml:"tree,omitempty"`
+	Base          string   `yaml:"base,omitempty"` // a 40-hex commit or a tag
+	MessageID     string   `yaml:"message_id,omitempty"`
+	SeriesVersion int      `yaml:"series_version,omitempty"` // 0: the newest b4 finds
+	Config        []string `yaml:"config,omitempty"`
 }
 
 // ArchImage pins one kernel image. A debian entry names a package and the
 // image inside it; a build entry (the reference kernel, built here from
-// kernel/) records the hash of its build inputs.
+// kernel/) and a b4 entry record the hash of their build inputs (a b4
+// entry's are empty until pinned).
 type ArchImage struct {
 	Package      string `yaml:"package,omitempty"`
 	Version      string `yaml:"version,omitempty"`
@@ -49,9 +62,10 @@ type ArchImage struct {
 const (
 	KindDebian = "debian"
 	KindBuild  = "build"
+	KindB4     = "b4"
 )
 
-var kinds = []string{KindDebian, KindBuild}
+var kinds = []string{KindDebian, KindBuild, KindB4}
 
 // Read parses and checks a lock file.
 func Read(path string) (*Lock, error) {
@@ -71,31 +85,92 @@ func Read(path string) (*Lock, error) {
 
 func (l *Lock) check() error {
 	seen := map[string]bool{}
-	for _, e := range l.Entries {
+	for i := range l.Entries {
+		e := &l.Entries[i]
 		if e.Name == "" || seen[e.Name] {
 			return fmt.Errorf("entry name %q empty or repeated", e.Name)
 		}
 		seen[e.Name] = true
-		if !slices.Contains(kinds, e.Kind) {
-			return fmt.Errorf("entry %s: kind %q, want one of %v", e.Name, e.Kind, kinds)
-		}
-		if len(e.Arches) == 0 {
-			return fmt.Errorf("entry %s: no arches", e.Name)
-		}
-		for arch, a := range e.Arches {
-			if _, ok := debian.DebArch[arch]; !ok {
-				return fmt.Errorf("entry %s: arch %q, want arm64 or x86_64", e.Name, arch)
-			}
-			switch {
-			case e.Kind == KindDebian && (a.Package == "" || a.Version == "" || a.Path == "" || len(a.DebSHA256) != 64 || len(a.ImageSHA256) != 64):
-				return fmt.Errorf("entry %s/%s: package, version, path, deb_sha256 and image_sha256 are all required", e.Name, arch)
-			case e.Kind == KindBuild && (len(a.InputsSHA256) != 64 || len(a.ImageSHA256) != 64):
-				return fmt.Errorf("entry %s/%s: inputs_sha256 and image_sha256 are required", e.Name, arch)
-			}
+		if err := CheckEntry(e); err != nil {
+			return err
 		}
 	}
 	if !seen[l.Default] {
 		return fmt.Errorf("default %q is not an entry", l.Default)
+	}
+	return nil
+}
+
+// CheckEntry checks one entry by its form, offline.
+func CheckEntry(e *Entry) error {
+	if !slices.Contains(kinds, e.Kind) {
+		return fmt.Errorf("entry %s: kind %q, want one of %v", e.Name, e.Kind, kinds)
+	}
+	if len(e.Arches) == 0 {
+		return fmt.Errorf("entry %s: no arches", e.Name)
+	}
+	if e.Kind == KindB4 {
+		if err := e.checkRecipe(); err != nil {
+			return fmt.Errorf("entry %s: %v", e.Name, err)
+		}
+	}
+	for arch, a := range e.Arches {
+		if _, ok := debian.DebArch[arch]; !ok {
+			return fmt.Errorf("entry %s: arch %q, want arm64 or x86_64", e.Name, arch)
+		}
+		switch {
+		case e.Kind == KindDebian && (a.Package == "" || a.Version == "" || a.Path == "" || len(a.DebSHA256) != 64 || len(a.ImageSHA256) != 64):
+			return fmt.Errorf("entry %s/%s: package, version, path, deb_sha256 and image_sha256 are all required", e.Name, arch)
+		case e.Kind == KindBuild && (len(a.InputsSHA256) != 64 || len(a.ImageSHA256) != 64):
+			return fmt.Errorf("entry %s/%s: inputs_sha256 and image_sha256 are required", e.Name, arch)
+		case e.Kind == KindB4 && !(a.InputsSHA256 == "" && a.ImageSHA256 == "" || len(a.InputsSHA256) == 64 && len(a.ImageSHA256) == 64):
+			return fmt.Errorf("entry %s/%s: inputs_sha256 and image_sha256 are both empty (not pinned yet) or both pinned", e.Name, arch)
+		}
+	}
+	return nil
+}
+
+var (
+	fullCommit  = regexp.MustCompile(`^[0-9a-f]{40}$`)
+	shortCommit = regexp.MustCompile(`^[0-9a-f]{7,39}$`)
+	tagName     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/+-]*$`)
+	configName  = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+)
+
+// checkRecipe checks a b4 entry's recipe offline, by its form only; that
+// its fragments exist is for whoever knows kernel/ (treebuild.Check).
+func (e *Entry) checkRecipe() error {
+	u, err := url.Parse(e.Tree)
+	if err != nil || !slices.Contains([]string{"https", "http", "git", "ssh"}, u.Scheme) || u.Host == "" {
+		return fmt.Errorf("tree %q: want a git URL (https://, git://, ssh://)", e.Tree)
+	}
+	switch {
+	case fullCommit.MatchString(e.Base):
+	case shortCommit.MatchString(e.Base):
+		// git cannot fetch a commit by an abbreviation.
+		return fmt.Errorf("base %q: an abbreviated commit; give all 40 hex digits, or a tag", e.Base)
+	case !tagName.MatchString(e.Base) || strings.Contains(e.Base, "..") || strings.HasSuffix(e.Base, ".lock") || strings.HasSuffix(e.Base, "/"):
+		return fmt.Errorf("base %q: want a 40-hex commit or a tag name", e.Base)
+	}
+	left, right, _ := strings.Cut(e.MessageID, "@")
+	if left == "" || right == "" || strings.Contains(right, "@") || strings.ContainsAny(e.MessageID, "<> \t\r\n") {
+		return fmt.Errorf("message_id %q: want a message-id (left@right, without <> or spaces)", e.MessageID)
+	}
+	if e.SeriesVersion < 0 {
+		return fmt.Errorf("series_version %d: want a positive version, or none for the newest", e.SeriesVersion)
+	}
+	if len(e.Config) == 0 {
+		return fmt.Errorf("config: name the kernel/config fragments to build with (e.g. [common])")
+	}
+	for i, c := range e.Config {
+		switch {
+		case !configName.MatchString(c):
+			return fmt.Errorf("config %q: want the name of a kernel/config/<name>.config fragment", c)
+		case debian.DebArch[c] != "":
+			return fmt.Errorf("config %q: an arch's own fragment is added for its arch only; do not list it", c)
+		case slices.Contains(e.Config[:i], c):
+			return fmt.Errorf("config %q: repeated", c)
+		}
 	}
 	return nil
 }

@@ -41,6 +41,44 @@ func TestReadRejectsBadLocks(t *testing.T) {
 	}
 }
 
+func TestReadChecksB4Recipes(t *testing.T) {
+	good := "default: k\nentries:\n- name: k\n  kind: b4\n" +
+		"  tree: https://git.example.org/linux.git\n  base: v7.1-rc5\n" +
+		"  message_id: 20260101000000.1-1-someone@example.org\n  config: [common]\n" +
+		"  arches:\n    arm64: {inputs_sha256: '', image_sha256: ''}\n"
+	sha := strings.Repeat("c", 40)
+	for name, tc := range map[string]struct{ old, new, want string }{
+		"good":             {"", "", ""},
+		"sha base":         {"base: v7.1-rc5", "base: " + sha, ""},
+		"version":          {"config:", "series_version: 4\n  config:", ""},
+		"pinned":           {"{inputs_sha256: '', image_sha256: ''}", "{inputs_sha256: " + sha + sha[:24] + ", image_sha256: " + sha + sha[:24] + "}", ""},
+		"half pinned":      {"inputs_sha256: ''", "inputs_sha256: " + sha + sha[:24], "both"},
+		"not a URL":        {"https://git.example.org/linux.git", "git.example.org:linux", "tree"},
+		"file URL":         {"https://git.example.org/linux.git", "file:///srv/linux", "tree"},
+		"short sha":        {"base: v7.1-rc5", "base: e8c2f9fdadee", "abbreviated"},
+		"bad tag":          {"base: v7.1-rc5", "base: v7..1", "base"},
+		"no base":          {"  base: v7.1-rc5\n", "", "base"},
+		"msgid brackets":   {"message_id: 2026", "message_id: <2026", "message_id"},
+		"msgid no at":      {"-someone@example.org", "-someone.example.org", "message_id"},
+		"msgid space":      {"someone@example.org", "some one@example.org", "message_id"},
+		"no config":        {"config: [common]", "config: []", "config"},
+		"config path":      {"config: [common]", "config: [../common]", "config"},
+		"arch fragment":    {"config: [common]", "config: [common, arm64]", "arch"},
+		"negative version": {"config:", "series_version: -1\n  config:", "series_version"},
+	} {
+		text := good
+		if tc.old != "" {
+			text = strings.Replace(good, tc.old, tc.new, 1)
+		}
+		p := filepath.Join(t.TempDir(), "images.lock")
+		os.WriteFile(p, []byte(text), 0o644)
+		_, err := Read(p)
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: Read() = %v, want error containing %q", name, err, tc.want)
+		}
+	}
+}
+
 func TestPinEditsOnlyItsLines(t *testing.T) {
 	orig, err := os.ReadFile("../images.lock")
 	if err != nil {

@@ -79,7 +79,9 @@ type Builder struct {
 	Terminal  bool // progress may redraw one line
 }
 
-var buildTools = []debian.Need{
+// Tools are what building a kernel needs from Debian, besides the compiler
+// and the source.
+var Tools = []debian.Need{
 	{Program: "make", Package: "make"},
 	{Program: "flex", Package: "flex"},
 	{Program: "bison", Package: "bison"},
@@ -90,7 +92,6 @@ var buildTools = []debian.Need{
 	{Program: "patch", Package: "patch"},
 	{Path: "/usr/include/gelf.h", Package: "libelf-dev"},
 	{Path: "/usr/include/openssl/opensslv.h", Package: "libssl-dev"},
-	{Path: tarball, Package: SourcePackage},
 }
 
 // Build returns the kernel for the inputs, building it when it is not cached.
@@ -99,7 +100,7 @@ func (b Builder) Build() (*Result, error) {
 	if !ok {
 		return nil, fmt.Errorf("kernel: ARCH=%q: want arm64 or x86_64", b.Arch)
 	}
-	if err := debian.Ensure(b.Progress, append(buildTools, a.Compile, debian.Need{Program: "gcc", Package: "build-essential"})...); err != nil {
+	if err := debian.Ensure(b.Progress, append(Tools, a.Compile, debian.Need{Program: "gcc", Package: "build-essential"}, debian.Need{Path: tarball, Package: SourcePackage})...); err != nil {
 		return nil, err
 	}
 	in, err := b.inputs(a)
@@ -107,9 +108,7 @@ func (b Builder) Build() (*Result, error) {
 		return nil, err
 	}
 	key := in.Key()
-	dir := filepath.Join(b.CacheDir, "kernels", b.Arch+"-"+key[:16])
-	image := filepath.Join(dir, filepath.Base(a.Output))
-	if sum, err := images.FileSHA256(image); err == nil {
+	if image, sum, ok := b.Cached(key); ok {
 		return &Result{Image: image, ImageSHA256: sum, Inputs: in, Cached: true}, nil
 	}
 	start := time.Now()
@@ -117,15 +116,7 @@ func (b Builder) Build() (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	for _, f := range []struct{ src, dst string }{{filepath.Join(out, a.Output), image}, {filepath.Join(out, ".config"), filepath.Join(dir, "config")}} {
-		if err := copyFile(f.src, f.dst+".tmp"); err != nil {
-			return nil, err
-		}
-	}
-	sum, err := images.FileSHA256(image + ".tmp")
+	sum, err := images.FileSHA256(filepath.Join(out, a.Output))
 	if err != nil {
 		return nil, err
 	}
@@ -134,15 +125,44 @@ func (b Builder) Build() (*Result, error) {
 		ImageSHA256 string `json:"image_sha256"`
 		BuildTime   string `json:"build_time"`
 	}{in, sum, time.Since(start).Round(time.Second).String()}, "", "  ")
-	if err := os.WriteFile(filepath.Join(dir, "inputs.json"), js, 0o644); err != nil {
-		return nil, err
-	}
-	os.Rename(filepath.Join(dir, "config.tmp"), filepath.Join(dir, "config"))
-	// The image last: its presence marks the build complete.
-	if err := os.Rename(image+".tmp", image); err != nil {
+	image, err := b.Store(key, out, js)
+	if err != nil {
 		return nil, err
 	}
 	return &Result{Image: image, ImageSHA256: sum, Inputs: in}, nil
+}
+
+// Cached returns the cached image of the build keyed key, and its hash,
+// if it is there.
+func (b Builder) Cached(key string) (image, sum string, ok bool) {
+	image = b.cached(key)
+	sum, err := images.FileSHA256(image)
+	return image, sum, err == nil
+}
+
+func (b Builder) cached(key string) string {
+	return filepath.Join(b.CacheDir, "kernels", b.Arch+"-"+key[:16], filepath.Base(Arches[b.Arch].Output))
+}
+
+// Store copies the build in out to the cache under key, with info as its
+// inputs.json, and returns the cached image.
+func (b Builder) Store(key, out string, info []byte) (string, error) {
+	image := b.cached(key)
+	dir := filepath.Dir(image)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	for _, f := range []struct{ src, dst string }{{filepath.Join(out, Arches[b.Arch].Output), image}, {filepath.Join(out, ".config"), filepath.Join(dir, "config")}} {
+		if err := copyFile(f.src, f.dst+".tmp"); err != nil {
+			return "", err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "inputs.json"), info, 0o644); err != nil {
+		return "", err
+	}
+	os.Rename(filepath.Join(dir, "config.tmp"), filepath.Join(dir, "config"))
+	// The image last: its presence marks the build complete.
+	return image, os.Rename(image+".tmp", image)
 }
 
 // inputs hashes everything the build depends on.
@@ -170,12 +190,17 @@ func (b Builder) inputs(a Arch) (Inputs, error) {
 		rel, _ := filepath.Rel(b.KernelDir, f)
 		in.Files[rel] = sum
 	}
+	in.Compiler, err = Compiler(a)
+	return in, err
+}
+
+// Compiler is the first line of the --version of the compiler for a.
+func Compiler(a Arch) (string, error) {
 	cc, err := exec.Command(a.Cross+"gcc", "--version").Output()
 	if err != nil {
-		return in, fmt.Errorf("%sgcc: %v", a.Cross, err)
+		return "", fmt.Errorf("%sgcc: %v", a.Cross, err)
 	}
-	in.Compiler = strings.SplitN(string(cc), "\n", 2)[0]
-	return in, nil
+	return strings.SplitN(string(cc), "\n", 2)[0], nil
 }
 
 // tarballSHA256 hashes the source tarball, remembering the sum by size and
@@ -241,6 +266,15 @@ func (b Builder) compile(a Arch, key string) (string, error) {
 		os.WriteFile(filepath.Join(src, ".patched"), []byte(key), 0o644)
 		step()
 	}
+	fragments := []string{filepath.Join(b.KernelDir, "config", "common.config"), filepath.Join(b.KernelDir, "config", b.Arch+".config")}
+	return out, b.Make(work, src, out, log, fragments)
+}
+
+// Make configures the source tree src (tinyconfig plus the fragments, each
+// line checked) and compiles it into out with ccache, its output in log.
+// ccache takes work as the base of the paths it hashes.
+func (b Builder) Make(work, src, out, log string, fragments []string) error {
+	a := Arches[b.Arch]
 	env := append(withoutMake(os.Environ()),
 		"ARCH="+a.KArch, "CROSS_COMPILE="+a.Cross,
 		"CCACHE_DIR="+filepath.Join(b.CacheDir, "ccache"), "CCACHE_DEPEND=1", "CCACHE_BASEDIR="+work,
@@ -248,29 +282,28 @@ func (b Builder) compile(a Arch, key string) (string, error) {
 		"KBUILD_BUILD_TIMESTAMP=2026-01-01", "KBUILD_BUILD_USER=smct", "KBUILD_BUILD_HOST=smct", "KBUILD_BUILD_VERSION=1")
 	step := b.step("configuring %s (tinyconfig + kernel/config)", b.Arch)
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		return "", err
+		return err
 	}
-	fragments := []string{filepath.Join(b.KernelDir, "config", "common.config"), filepath.Join(b.KernelDir, "config", b.Arch+".config")}
 	if err := run(src, env, "make", "O="+out, "tinyconfig"); err != nil {
-		return "", err
+		return err
 	}
 	if err := run(src, env, append([]string{"scripts/kconfig/merge_config.sh", "-m", "-O", out, filepath.Join(out, ".config")}, fragments...)...); err != nil {
-		return "", err
+		return err
 	}
 	if err := run(src, env, "make", "O="+out, "olddefconfig"); err != nil {
-		return "", err
+		return err
 	}
 	if err := checkConfig(filepath.Join(out, ".config"), fragments); err != nil {
-		return "", err
+		return err
 	}
 	step()
 	step = b.step("compiling %s (log: %s)", b.Arch, log)
 	cc := "CC=ccache " + a.Cross + "gcc"
 	if err := b.makeWithProgress(src, env, log, "make", "O="+out, cc, "-j2", a.Target); err != nil {
-		return "", err
+		return err
 	}
 	step()
-	return out, nil
+	return nil
 }
 
 // checkConfig fails when a fragment line did not make it into .config:

@@ -30,6 +30,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/progress"
 	"github.com/ftrace-stackmap/conformance/qemu"
 	"github.com/ftrace-stackmap/conformance/report"
+	"github.com/ftrace-stackmap/conformance/treebuild"
 )
 
 // Options are the user's choices for one run.
@@ -364,6 +365,11 @@ func (o Options) kernel() (path, source string, built bool, err error) {
 		path, source, err := o.buildKernel(e)
 		return path, source, true, err
 	}
+	if e.Kind == images.KindB4 {
+		// Built here too, but from a posted series: no profile switch.
+		path, source, err := o.buildTree(e)
+		return path, source, false, err
+	}
 	step := o.step("kernel %s (%s)", e.Name, o.Arch)
 	path, err = images.Fetch(e, o.Arch, o.CacheDir, o.Progress)
 	step(err)
@@ -395,6 +401,31 @@ func (o Options) buildKernel(e *images.Entry) (string, string, error) {
 		progress.Notef(o.Progress, "note: the %s kernel built from the pinned inputs has sha256 %s, images.lock pins %s (another toolchain?)\n", e.Name, res.ImageSHA256, pin.ImageSHA256)
 	}
 	return res.Image, fmt.Sprintf("IMAGE=%s (built from kernel/, inputs %s)", e.Name, key[:16]), nil
+}
+
+// buildTree builds (or finds in the cache) a b4 entry's kernel: a tree with
+// a posted series applied. It needs the network until it is cached.
+func (o Options) buildTree(e *images.Entry) (string, string, error) {
+	pin, ok := e.Arches[o.Arch]
+	if !ok {
+		return "", "", infra("images.lock entry %s has no %s kernel", e.Name, o.Arch)
+	}
+	b := treebuild.Builder{Entry: e, Arch: o.Arch, KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir,
+		Progress: o.Progress, Terminal: progress.For(o.Progress).Terminal()}
+	res, err := b.Build()
+	if err != nil {
+		return "", "", infra("building the %s kernel (%s at %s + %s): %v", e.Name, e.Tree, e.Base, e.MessageID, err)
+	}
+	key := res.Inputs.Key()
+	switch {
+	case pin.InputsSHA256 == "":
+		progress.Notef(o.Progress, "note: images.lock does not pin %s/%s yet; built: inputs_sha256 %s, image_sha256 %s\n", e.Name, o.Arch, key, res.ImageSHA256)
+	case key != pin.InputsSHA256:
+		progress.Notef(o.Progress, "note: the recipe, fragments or compiler of %s/%s differ from what images.lock pins (inputs %s, pinned %s)\n", e.Name, o.Arch, key, pin.InputsSHA256)
+	case res.ImageSHA256 != pin.ImageSHA256:
+		progress.Notef(o.Progress, "note: the %s kernel built from the pinned inputs has sha256 %s, images.lock pins %s (another toolchain, or the tag or thread moved?)\n", e.Name, res.ImageSHA256, pin.ImageSHA256)
+	}
+	return res.Image, fmt.Sprintf("IMAGE=%s (%s at %s + %s, inputs %s)", e.Name, e.Tree, e.Base, e.MessageID, key[:16]), nil
 }
 
 // bootable checks the kernel's arch before booting and, for an x86 bzImage,

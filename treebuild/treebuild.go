@@ -1,0 +1,349 @@
+// Package treebuild builds the kernel of a b4 entry of images.lock: a git
+// tree at a base commit or tag, with a series posted to a mailing list
+// applied by its message-id (b4 am), configured and compiled as kbuild
+// builds the reference kernel, and cached the same way.
+package treebuild
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ftrace-stackmap/conformance/debian"
+	"github.com/ftrace-stackmap/conformance/images"
+	"github.com/ftrace-stackmap/conformance/kbuild"
+)
+
+// Check validates a b4 entry offline: its form (images.Read checked it
+// already; a hand-made Entry may not have been) and that its fragments
+// exist in kernelDir, the project's kernel/.
+func Check(e *images.Entry, kernelDir string) error {
+	if e.Kind != images.KindB4 {
+		return fmt.Errorf("entry %s is of kind %q, not %s", e.Name, e.Kind, images.KindB4)
+	}
+	if err := images.CheckEntry(e); err != nil {
+		return err
+	}
+	for arch := range e.Arches {
+		for _, f := range Fragments(e, arch, kernelDir) {
+			if _, err := os.Stat(f); err != nil {
+				return fmt.Errorf("entry %s: config fragment %s: %v", e.Name, f, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Fragments are the config fragments of e for arch: those it names, then
+// the arch's own.
+func Fragments(e *images.Entry, arch, kernelDir string) []string {
+	var fs []string
+	for _, c := range append(append([]string{}, e.Config...), arch) {
+		fs = append(fs, filepath.Join(kernelDir, "config", c+".config"))
+	}
+	return fs
+}
+
+// Inputs are what a build depends on, all known offline: their hash is
+// the build's key, so a cached kernel needs no network. A tag or a thread
+// could move under the recipe; the commit and the series actually used are
+// recorded beside the image (inputs.json).
+type Inputs struct {
+	Arch          string            `json:"arch"`
+	Tree          string            `json:"tree"`
+	Base          string            `json:"base"`
+	MessageID     string            `json:"message_id"`
+	SeriesVersion int               `json:"series_version,omitempty"`
+	Files         map[string]string `json:"files"` // fragments: path under kernel/ -> sha256
+	Compiler      string            `json:"compiler"`
+}
+
+// Key is the hash of the inputs.
+func (in Inputs) Key() string {
+	b, _ := json.Marshal(in)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Result is a built kernel.
+type Result struct {
+	Image       string
+	ImageSHA256 string
+	Inputs      Inputs
+	Cached      bool
+}
+
+// Builder builds one b4 entry for one arch.
+type Builder struct {
+	Entry     *images.Entry
+	Arch      string
+	KernelDir string // the project's kernel/ directory
+	CacheDir  string
+	Progress  io.Writer
+	Terminal  bool
+}
+
+var tools = []debian.Need{{Program: "git", Package: "git"}, {Program: "b4", Package: "b4"}}
+
+// Build returns the entry's kernel, fetching, applying and building it
+// when it is not cached.
+func (b Builder) Build() (*Result, error) {
+	a, ok := kbuild.Arches[b.Arch]
+	if _, pinned := b.Entry.Arches[b.Arch]; !ok || !pinned {
+		return nil, fmt.Errorf("entry %s has no %s kernel", b.Entry.Name, b.Arch)
+	}
+	if err := Check(b.Entry, b.KernelDir); err != nil {
+		return nil, err
+	}
+	needs := append(append(append([]debian.Need{}, kbuild.Tools...), tools...), a.Compile, debian.Need{Program: "gcc", Package: "build-essential"})
+	if err := debian.Ensure(b.Progress, needs...); err != nil {
+		return nil, err
+	}
+	in, err := b.inputs(a)
+	if err != nil {
+		return nil, err
+	}
+	kb := kbuild.Builder{Arch: b.Arch, KernelDir: b.KernelDir, CacheDir: b.CacheDir, Progress: b.Progress, Terminal: b.Terminal}
+	key := in.Key()
+	if image, sum, ok := kb.Cached(key); ok {
+		return &Result{Image: image, ImageSHA256: sum, Inputs: in, Cached: true}, nil
+	}
+	// One tree and build directory per entry and arch, at fixed paths, so
+	// ccache hits across changes of base or series (as in kbuild).
+	work := filepath.Join(b.CacheDir, "treebuild", b.Entry.Name+"-"+b.Arch)
+	src, out := filepath.Join(work, "src"), filepath.Join(work, "out")
+	start := time.Now()
+	got, err := b.prepare(work, src)
+	if err != nil {
+		return nil, err
+	}
+	if err := kb.Make(work, src, out, filepath.Join(work, "build.log"), Fragments(b.Entry, b.Arch, b.KernelDir)); err != nil {
+		return nil, err
+	}
+	sum, err := images.FileSHA256(filepath.Join(out, a.Output))
+	if err != nil {
+		return nil, err
+	}
+	js, _ := json.MarshalIndent(struct {
+		Inputs
+		Source
+		ImageSHA256 string `json:"image_sha256"`
+		BuildTime   string `json:"build_time"`
+	}{in, got, sum, time.Since(start).Round(time.Second).String()}, "", "  ")
+	image, err := kb.Store(key, out, js)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Image: image, ImageSHA256: sum, Inputs: in}, nil
+}
+
+func (b Builder) inputs(a kbuild.Arch) (Inputs, error) {
+	e := b.Entry
+	in := Inputs{Arch: b.Arch, Tree: e.Tree, Base: e.Base, MessageID: e.MessageID, SeriesVersion: e.SeriesVersion, Files: map[string]string{}}
+	for _, f := range Fragments(e, b.Arch, b.KernelDir) {
+		sum, err := images.FileSHA256(f)
+		if err != nil {
+			return in, err
+		}
+		rel, _ := filepath.Rel(b.KernelDir, f)
+		in.Files[rel] = sum
+	}
+	var err error
+	in.Compiler, err = kbuild.Compiler(a)
+	return in, err
+}
+
+// Source is what a recipe resolved to when its tree was prepared.
+type Source struct {
+	Commit       string `json:"commit"`        // the base's commit
+	SeriesSHA256 string `json:"series_sha256"` // the mbox b4 produced
+	Patches      int    `json:"patches"`
+}
+
+// prepare makes src the tree at base with the series applied, unless it
+// already is; the series comes first, as it is the smaller download.
+func (b Builder) prepare(work, src string) (Source, error) {
+	e := b.Entry
+	var got Source
+	recipe := fmt.Sprintf("%s %s %s v%d", e.Tree, e.Base, e.MessageID, e.SeriesVersion)
+	stamp := filepath.Join(work, "prepared.json")
+	var old struct {
+		Recipe string
+		Source
+	}
+	if data, err := os.ReadFile(stamp); err == nil && json.Unmarshal(data, &old) == nil && old.Recipe == recipe {
+		if _, err := os.Stat(filepath.Join(src, "Makefile")); err == nil {
+			return old.Source, nil
+		}
+	}
+	os.Remove(stamp)
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return got, err
+	}
+
+	mbox := filepath.Join(work, "series.mbox")
+	step := b.step("fetching series %s (b4 am)", e.MessageID)
+	if err := fetchSeries(e.MessageID, e.SeriesVersion, mbox); err != nil {
+		return got, err
+	}
+	data, _ := os.ReadFile(mbox)
+	got.Patches = bytes.Count(data, []byte("\nFrom ")) + 1
+	sum := sha256.Sum256(data)
+	got.SeriesSHA256 = hex.EncodeToString(sum[:])
+	step()
+
+	step = b.step("fetching %s at %s (git, depth 1)", e.Tree, e.Base)
+	commit, err := fetchTree(src, e.Tree, e.Base)
+	if err != nil {
+		return got, err
+	}
+	got.Commit = commit
+	step()
+
+	step = b.step("applying %d patches of %s (git am)", got.Patches, e.MessageID)
+	if out, err := git(src, "-c", "user.name=smct", "-c", "user.email=smct@localhost", "am", "--quiet", mbox); err != nil {
+		git(src, "am", "--abort")
+		return got, fmt.Errorf("the series %s does not apply on %s (%s): git am: %v\n%s", e.MessageID, e.Base, commit[:12], err, lastLines(out, 10))
+	}
+	step()
+	js, _ := json.Marshal(struct {
+		Recipe string
+		Source
+	}{recipe, got})
+	return got, os.WriteFile(stamp, js, 0o644)
+}
+
+// fetchSeries writes the am-ready mbox of the series to mbox.
+func fetchSeries(msgid string, version int, mbox string) error {
+	args := []string{"am", "-o", "-"}
+	if version > 0 {
+		args = append(args, "-v", strconv.Itoa(version))
+	}
+	cmd := exec.Command("b4", append(args, msgid)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	what := "series " + msgid
+	if version > 0 {
+		what += fmt.Sprintf(" (v%d)", version)
+	}
+	if err != nil {
+		if unreachable(stderr.String()) {
+			return fmt.Errorf("cannot reach %s to fetch the %s: %s", host(stderr.String(), "lore.kernel.org"), what, reason(stderr.String()))
+		}
+		return fmt.Errorf("b4 am %s: %v\n%s", msgid, err, lastLines(stderr.String(), 10))
+	}
+	if !bytes.Contains(stdout.Bytes(), []byte("\ndiff --git ")) {
+		return fmt.Errorf("b4 found no patches for the %s\n%s", what, lastLines(stderr.String(), 10))
+	}
+	return os.WriteFile(mbox, stdout.Bytes(), 0o644)
+}
+
+// fetchTree makes src (a git repository, created if needed) hold base of
+// tree, checked out, and returns its commit. Only base itself is fetched.
+func fetchTree(src, tree, base string) (string, error) {
+	if _, err := os.Stat(filepath.Join(src, ".git")); err != nil {
+		os.RemoveAll(src)
+		if out, err := git("", "init", "--quiet", src); err != nil {
+			return "", fmt.Errorf("git init %s: %v\n%s", src, err, out)
+		}
+	}
+	git(src, "am", "--abort") // a failed earlier attempt
+	ref := base
+	if !fullCommit.MatchString(base) {
+		ref = "refs/tags/" + base
+	}
+	// Give up on a stalled transfer rather than hang the run.
+	if out, err := git(src, "-c", "http.lowSpeedLimit=1000", "-c", "http.lowSpeedTime=60", "fetch", "--quiet", "--depth", "1", "--no-tags", tree, ref); err != nil {
+		if unreachable(out) {
+			return "", fmt.Errorf("cannot reach %s to fetch %s: %s", tree, base, reason(out))
+		}
+		return "", fmt.Errorf("git fetch %s %s: %v\n%s", tree, ref, err, lastLines(out, 10))
+	}
+	out, err := git(src, "rev-parse", "FETCH_HEAD^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("git rev-parse FETCH_HEAD: %v\n%s", err, out)
+	}
+	commit := strings.TrimSpace(out)
+	if fullCommit.MatchString(base) && commit != base {
+		return "", fmt.Errorf("%s gave commit %s for %s", tree, commit, base)
+	}
+	if out, err := git(src, "checkout", "--quiet", "--force", "--detach", commit); err != nil {
+		return "", fmt.Errorf("git checkout %s: %v\n%s", commit, err, lastLines(out, 10))
+	}
+	if out, err := git(src, "clean", "--quiet", "-fdx"); err != nil {
+		return "", fmt.Errorf("git clean: %v\n%s", err, lastLines(out, 10))
+	}
+	return commit, nil
+}
+
+var fullCommit = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+func git(dir string, args ...string) (string, error) {
+	if dir != "" {
+		args = append([]string{"-C", dir}, args...)
+	}
+	cmd := exec.Command("git", args...)
+	// Never ask for credentials: an unknown tree fails instead of waiting.
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// unreachable tells a network failure (no name, no route, refused, timed
+// out) from git or b4 failing on what they fetched.
+func unreachable(out string) bool {
+	for _, s := range []string{"Could not resolve host", "Name or service not known", "Temporary failure in name resolution",
+		"Failed to connect", "Failed to establish a new connection", "Connection refused", "Connection timed out",
+		"Network is unreachable", "No route to host", "timed out", "ConnectionError", "unable to access", "Could not read from remote repository"} {
+		if strings.Contains(out, s) {
+			return true
+		}
+	}
+	return false
+}
+
+var hostRe = regexp.MustCompile(`host='([^']+)'|Grabbing thread from ([^/\s]+)`)
+
+// host is the host a b4 failure names, or def.
+func host(out, def string) string {
+	if m := hostRe.FindStringSubmatch(out); m != nil {
+		return m[1] + m[2]
+	}
+	return def
+}
+
+var causeRe = regexp.MustCompile(`(Could not resolve host[^\n']*|Name or service not known|Temporary failure in name resolution|Connection refused|Network is unreachable|No route to host|Connection timed out|timed out)`)
+
+// reason is the cause in a failure's output, in a few words: b4 prints a
+// Python traceback, git a line or two.
+func reason(out string) string {
+	if m := causeRe.FindString(out); m != "" {
+		return m
+	}
+	return lastLines(out, 1)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (b Builder) step(format string, args ...any) func() {
+	fmt.Fprintf(b.Progress, "==> %s ...\n", fmt.Sprintf(format, args...))
+	start := time.Now()
+	return func() { fmt.Fprintf(b.Progress, "    done in %.1fs\n", time.Since(start).Seconds()) }
+}

@@ -1,0 +1,126 @@
+package treebuild
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ftrace-stackmap/conformance/images"
+)
+
+func entry() *images.Entry {
+	return &images.Entry{Name: "t", Kind: images.KindB4, Tree: "https://git.example.org/linux.git", Base: "v1",
+		MessageID: "1.2-1-someone@example.org", SeriesVersion: 2, Config: []string{"common"},
+		Arches: map[string]images.ArchImage{"arm64": {}, "x86_64": {}}}
+}
+
+func TestCheckNeedsTheFragments(t *testing.T) {
+	if err := Check(entry(), "../kernel"); err != nil {
+		t.Fatal(err)
+	}
+	e := entry()
+	e.Config = []string{"common", "nosuch"}
+	if err := Check(e, "../kernel"); err == nil || !strings.Contains(err.Error(), "nosuch.config") {
+		t.Errorf("missing fragment: %v", err)
+	}
+	e = entry()
+	e.MessageID = "<1.2@example.org>"
+	if err := Check(e, "../kernel"); err == nil || !strings.Contains(err.Error(), "message_id") {
+		t.Errorf("bad message-id: %v", err)
+	}
+	e = entry()
+	e.Kind = images.KindBuild
+	if err := Check(e, "../kernel"); err == nil {
+		t.Errorf("a build entry passed as b4")
+	}
+	if got := Fragments(entry(), "arm64", "k"); strings.Join(got, " ") != "k/config/common.config k/config/arm64.config" {
+		t.Errorf("Fragments = %v", got)
+	}
+}
+
+func TestUnreachableTreeIsNamed(t *testing.T) {
+	_, err := fetchTree(filepath.Join(t.TempDir(), "src"), "https://git.invalid/linux.git", "v1")
+	if err == nil || !strings.Contains(err.Error(), "cannot reach https://git.invalid/linux.git to fetch v1") {
+		t.Fatalf("fetchTree: %v", err)
+	}
+}
+
+// fakeB4 puts a b4 on PATH that runs script.
+func fakeB4(t *testing.T, script string) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "b4"), []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+}
+
+func TestUnreachableLoreIsNamed(t *testing.T) {
+	fakeB4(t, `echo "Grabbing thread from lore.kernel.org/all/x/t.mbox.gz" >&2
+echo "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='lore.kernel.org', port=443): Max retries exceeded (Caused by NewConnectionError('Failed to establish a new connection: [Errno -2] Name or service not known'))" >&2
+exit 1`)
+	err := fetchSeries("1.2-1-someone@example.org", 2, filepath.Join(t.TempDir(), "mbox"))
+	want := "cannot reach lore.kernel.org to fetch the series 1.2-1-someone@example.org (v2): Name or service not known"
+	if err == nil || err.Error() != want {
+		t.Fatalf("fetchSeries: %v\nwant: %s", err, want)
+	}
+}
+
+func gitOK(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := git(dir, append([]string{"-c", "user.name=t", "-c", "user.email=t@example.org"}, args...)...)
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(out)
+}
+
+// TestPrepare fetches a local tree by tag and by commit and applies a
+// series that a fake b4 hands out, as the real one would from lore.
+func TestPrepare(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	up := t.TempDir()
+	gitOK(t, "", "init", "--quiet", up)
+	os.WriteFile(filepath.Join(up, "Makefile"), []byte("all:\n"), 0o644)
+	gitOK(t, up, "add", "Makefile")
+	gitOK(t, up, "commit", "--quiet", "-m", "base")
+	gitOK(t, up, "tag", "v1")
+	base := gitOK(t, up, "rev-parse", "HEAD")
+	os.WriteFile(filepath.Join(up, "feature.c"), []byte("int feature;\n"), 0o644)
+	gitOK(t, up, "add", "feature.c")
+	gitOK(t, up, "commit", "--quiet", "-m", "add the feature")
+	mbox := filepath.Join(t.TempDir(), "series.mbox")
+	os.WriteFile(mbox, []byte(gitOK(t, up, "format-patch", "--stdout", "-1")+"\n"), 0o644)
+	gitOK(t, up, "reset", "--quiet", "--hard", "v1")
+	fakeB4(t, `[ "$*" = "am -o - -v 2 1.2-1-someone@example.org" ] || { echo "unexpected: $*" >&2; exit 2; }
+cat `+mbox)
+
+	for _, b := range []string{"v1", base} {
+		e := entry()
+		e.Tree, e.Base = up, b
+		work := t.TempDir()
+		src := filepath.Join(work, "src")
+		got, err := Builder{Entry: e, Progress: io.Discard}.prepare(work, src)
+		if err != nil {
+			t.Fatalf("base %s: %v", b, err)
+		}
+		if got.Commit != base || got.Patches != 1 || len(got.SeriesSHA256) != 64 {
+			t.Errorf("base %s: %+v", b, got)
+		}
+		if _, err := os.Stat(filepath.Join(src, "feature.c")); err != nil {
+			t.Errorf("base %s: the series was not applied: %v", b, err)
+		}
+		// Prepared once, the same recipe needs no network again; another does.
+		if again, err := (Builder{Entry: e, Progress: io.Discard}).prepare(work, src); err != nil || again != got {
+			t.Errorf("base %s: second prepare: %+v, %v", b, again, err)
+		}
+		e.Tree = "https://git.invalid/linux.git"
+		if _, err := (Builder{Entry: e, Progress: io.Discard}).prepare(work, src); err == nil || !strings.Contains(err.Error(), "git.invalid") {
+			t.Errorf("base %s: a changed recipe: %v", b, err)
+		}
+	}
+}
