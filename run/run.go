@@ -414,7 +414,7 @@ func (o Options) buildTree(e *images.Entry) (string, string, error) {
 		Progress: o.Progress, Terminal: progress.For(o.Progress).Terminal()}
 	res, err := b.Build()
 	if err != nil {
-		return "", "", infra("building the %s kernel (%s at %s + %s): %v", e.Name, e.Tree, e.Base, e.MessageID, err)
+		return "", "", infra("building the %s kernel: %v", e.Name, err)
 	}
 	key := res.Inputs.Key()
 	switch {

@@ -43,6 +43,7 @@ func TestCheckNeedsTheFragments(t *testing.T) {
 
 func TestUnreachableTreeIsNamed(t *testing.T) {
 	_, err := fetchTree(filepath.Join(t.TempDir(), "src"), "https://git.invalid/linux.git", "v1")
+	t.Log(err)
 	if err == nil || !strings.Contains(err.Error(), "cannot reach https://git.invalid/linux.git to fetch v1") {
 		t.Fatalf("fetchTree: %v", err)
 	}

@@ -1,0 +1,333 @@
+// Package ci checks ci.yml, the GitHub Actions workflow, against the
+// project: a lock entry without its CI cells, a make target that is gone
+// or a b4 recipe that does not validate fails here, not on GitHub.
+package ci
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/rhysd/actionlint"
+	"gopkg.in/yaml.v3"
+
+	"github.com/ftrace-stackmap/conformance/images"
+	"github.com/ftrace-stackmap/conformance/treebuild"
+)
+
+const root = ".."
+
+type step struct {
+	Name string         `yaml:"name"`
+	Uses string         `yaml:"uses"`
+	Run  string         `yaml:"run"`
+	If   string         `yaml:"if"`
+	With map[string]any `yaml:"with"`
+}
+
+type job struct {
+	Strategy struct {
+		FailFast *bool          `yaml:"fail-fast"`
+		Matrix   map[string]any `yaml:"matrix"`
+	} `yaml:"strategy"`
+	Steps []step `yaml:"steps"`
+}
+
+type workflow struct {
+	Jobs map[string]job `yaml:"jobs"`
+}
+
+func read(t *testing.T) workflow {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, "ci.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w workflow
+	if err := yaml.Unmarshal(data, &w); err != nil {
+		t.Fatalf("ci.yml: %v", err)
+	}
+	for _, name := range []string{"test", "conformance"} {
+		if _, ok := w.Jobs[name]; !ok {
+			t.Fatalf("ci.yml has no job %q", name)
+		}
+	}
+	return w
+}
+
+func TestTheTestJobRunsTheCIScript(t *testing.T) {
+	w := read(t)
+	if !slices.ContainsFunc(w.Jobs["test"].Steps, func(s step) bool { return strings.TrimSpace(s.Run) == ".ci/run" }) {
+		t.Errorf("job test does not run .ci/run")
+	}
+}
+
+// TestTheMatrixIsTheLock: one cell per images.lock entry and arch, no more.
+func TestTheMatrixIsTheLock(t *testing.T) {
+	w := read(t)
+	c := w.Jobs["conformance"]
+	if c.Strategy.FailFast == nil || *c.Strategy.FailFast {
+		t.Errorf("conformance: want fail-fast: false, so one cell does not cancel the others")
+	}
+	cs, err := cells(c.Strategy.Matrix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cs {
+		got = append(got, c["image"]+"/"+c["arch"])
+	}
+	lock, err := images.Read(filepath.Join(root, "images.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, e := range lock.Entries {
+		for arch := range e.Arches {
+			want = append(want, e.Name+"/"+arch)
+		}
+	}
+	sort.Strings(got)
+	sort.Strings(want)
+	for _, p := range want {
+		if !slices.Contains(got, p) {
+			t.Errorf("ci.yml's conformance matrix lacks %s (an images.lock entry and arch)", p)
+		}
+	}
+	for _, p := range got {
+		if !slices.Contains(want, p) {
+			t.Errorf("ci.yml's conformance matrix has %s, which images.lock does not", p)
+		}
+	}
+	if d := len(got) - len(slices.Compact(slices.Clone(got))); d > 0 {
+		t.Errorf("ci.yml's conformance matrix repeats cells: %v", got)
+	}
+}
+
+func TestTheConformanceCellsRunAndKeepTheSuite(t *testing.T) {
+	steps := read(t).Jobs["conformance"].Steps
+	has := func(what string, f func(step) bool) {
+		if !slices.ContainsFunc(steps, f) {
+			t.Errorf("conformance: no step %s", what)
+		}
+	}
+	has("running make qemu-test for the cell", func(s step) bool {
+		return strings.TrimSpace(s.Run) == "make qemu-test ARCH=${{ matrix.arch }} IMAGE=${{ matrix.image }}"
+	})
+	has("uploading results/latest/ always", func(s step) bool {
+		return s.Uses == "actions/upload-artifact@v4" && s.If == "always()" && strings.HasPrefix(fmt.Sprint(s.With["path"]), "results/latest")
+	})
+	has("caching ~/.cache/stackmap-conformance by images.lock", func(s step) bool {
+		return s.Uses == "actions/cache@v4" && s.With["path"] == "~/.cache/stackmap-conformance" &&
+			strings.Contains(fmt.Sprint(s.With["key"]), "hashFiles('images.lock'")
+	})
+}
+
+// TestStepsCallOnlyMakeTargetsThatExist, in the workflow and in the
+// scripts it runs.
+func TestStepsCallOnlyMakeTargetsThatExist(t *testing.T) {
+	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^([A-Za-z0-9_-]+(?:[ \t]+[A-Za-z0-9_-]+)*)[ \t]*:(?:[^=]|$)`).FindAllStringSubmatch(string(mk), -1) {
+		for _, name := range strings.Fields(m[1]) {
+			targets[name] = true
+		}
+	}
+	if !targets["qemu-test"] {
+		t.Fatalf("read no targets from the Makefile (%v)", targets)
+	}
+	calls := 0
+	for name, j := range read(t).Jobs {
+		for _, s := range j.Steps {
+			for _, c := range makeCalls(s.Run) {
+				calls++
+				for _, target := range c {
+					if !targets[target] {
+						t.Errorf("job %s runs `make %s`: the Makefile has no target %q", name, strings.Join(c, " "), target)
+					}
+				}
+			}
+		}
+	}
+	if calls < 2 {
+		t.Errorf("found %d make calls, want make qemu-test and .ci/run's make test", calls)
+	}
+}
+
+// makeCalls are the targets of each make command in a shell script, and
+// in the project's scripts it runs.
+func makeCalls(script string) [][]string {
+	var calls [][]string
+	// ${{ expr }} holds spaces; it is one word to the shell.
+	script = regexp.MustCompile(`\$\{\{[^}]*\}\}`).ReplaceAllString(script, "EXPR")
+	for _, line := range strings.Split(script, "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		for _, cmd := range regexp.MustCompile(`&&|\|\||;|\|`).Split(line, -1) {
+			f := strings.Fields(cmd)
+			switch {
+			case len(f) == 0:
+			case f[0] == "make":
+				var targets []string
+				for _, a := range f[1:] {
+					if !strings.HasPrefix(a, "-") && !strings.Contains(a, "=") {
+						targets = append(targets, a)
+					}
+				}
+				calls = append(calls, targets)
+			case strings.HasPrefix(f[0], "./") || strings.HasPrefix(f[0], ".ci/"):
+				if sub, err := os.ReadFile(filepath.Join(root, f[0])); err == nil {
+					calls = append(calls, makeCalls(string(sub))...)
+				}
+			}
+		}
+	}
+	return calls
+}
+
+// cells expands a matrix as GitHub does: the product of its lists, less
+// exclude, plus include (which extends the cells it matches, or adds one).
+func cells(m map[string]any) ([]map[string]string, error) {
+	var keys []string
+	for k := range m {
+		if k != "include" && k != "exclude" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	out := []map[string]string{{}}
+	for _, k := range keys {
+		vs, ok := m[k].([]any)
+		if !ok {
+			return nil, fmt.Errorf("matrix %s: %v is not a literal list", k, m[k])
+		}
+		var next []map[string]string
+		for _, c := range out {
+			for _, v := range vs {
+				n := map[string]string{k: fmt.Sprint(v)}
+				for ck, cv := range c {
+					n[ck] = cv
+				}
+				next = append(next, n)
+			}
+		}
+		out = next
+	}
+	matches := func(c map[string]string, sel map[string]any) bool {
+		for k, v := range sel {
+			if slices.Contains(keys, k) && c[k] != fmt.Sprint(v) {
+				return false
+			}
+		}
+		return true
+	}
+	list := func(name string) []map[string]any {
+		var l []map[string]any
+		raw, _ := m[name].([]any)
+		for _, r := range raw {
+			if mm, ok := r.(map[string]any); ok {
+				l = append(l, mm)
+			}
+		}
+		return l
+	}
+	for _, ex := range list("exclude") {
+		out = slices.DeleteFunc(out, func(c map[string]string) bool { return matches(c, ex) })
+	}
+	if len(keys) == 0 {
+		out = nil
+	}
+	for _, in := range list("include") {
+		added := false
+		for _, c := range out {
+			if matches(c, in) {
+				for k, v := range in {
+					c[k] = fmt.Sprint(v)
+				}
+				added = true
+			}
+		}
+		if !added {
+			n := map[string]string{}
+			for k, v := range in {
+				n[k] = fmt.Sprint(v)
+			}
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+func TestCellsExpandsLikeGitHub(t *testing.T) {
+	var m map[string]any
+	yaml.Unmarshal([]byte(`{image: [a, b], arch: [arm64, x86_64], exclude: [{image: b, arch: arm64}], include: [{image: c, arch: arm64}, {image: a, runner: big}]}`), &m)
+	cs, err := cells(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cs {
+		got = append(got, c["image"]+"/"+c["arch"]+"/"+c["runner"])
+	}
+	sort.Strings(got)
+	if want := "a/arm64/big a/x86_64/big b/x86_64/ c/arm64/"; strings.Join(got, " ") != want {
+		t.Errorf("cells = %v, want %s", got, want)
+	}
+}
+
+// TestB4RowsValidate: every b4 entry the matrix builds has a recipe that
+// checks offline (form, and fragments present in kernel/config).
+func TestB4RowsValidate(t *testing.T) {
+	lock, err := images.Read(filepath.Join(root, "images.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for i, e := range lock.Entries {
+		if e.Kind == images.KindB4 {
+			n++
+			if err := treebuild.Check(&lock.Entries[i], filepath.Join(root, "kernel")); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	if n == 0 {
+		t.Errorf("images.lock has no b4 entry")
+	}
+}
+
+// TestActionlint runs actionlint's checks (syntax, expressions, the inputs
+// of known actions); shellcheck and pyflakes are left out.
+func TestActionlint(t *testing.T) {
+	path := filepath.Join(root, "ci.yml")
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lint := func(src []byte) []*actionlint.Error {
+		l, err := actionlint.NewLinter(io.Discard, &actionlint.LinterOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs, err := l.Lint("ci.yml", src, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return errs
+	}
+	for _, e := range lint(src) {
+		t.Errorf("ci.yml:%d:%d: %s [%s]", e.Line, e.Column, e.Message, e.Kind)
+	}
+	// And it does look: an input upload-artifact does not have.
+	if errs := lint([]byte(strings.Replace(string(src), "if-no-files-found:", "if-no-file-found:", 1))); len(errs) == 0 {
+		t.Errorf("actionlint found nothing wrong with a misspelt input")
+	}
+}
