@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -145,5 +146,26 @@ func TestInUse(t *testing.T) {
 	snap, _ = tfs.Save()
 	if got := snap.InUse(); got != "current_tracer=function" {
 		t.Fatalf("InUse() = %q, want the tracer named", got)
+	}
+}
+
+func TestStoppedWritesParkButRestoreWrites(t *testing.T) {
+	tfs := fakeTraceFS(t)
+	snap, _ := tfs.Save()
+	tfs.Write("tracing_on", "0")
+	stopSpecWrites()
+	t.Cleanup(func() { specWrites.Lock(); specWrites.stopped = false; specWrites.Unlock() })
+	late := make(chan error, 1)
+	go func() { late <- tfs.Write("current_tracer", "function") }() // an abandoned spec body
+	if err := snap.Restore(); err != nil {
+		t.Fatalf("Restore() after stopSpecWrites = %v", err)
+	}
+	select {
+	case err := <-late:
+		t.Fatalf("a spec write after stopSpecWrites returned (%v), want it held for good", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	if d := snap.Drift(); len(d) != 0 {
+		t.Fatalf("Drift() = %q, want none", d)
 	}
 }

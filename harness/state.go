@@ -7,11 +7,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Snapshot holds every setting the suite may change, read before it changes
 // any, so Restore can put them back: on success, failure or interruption.
 type Snapshot struct {
+	mu        sync.Mutex // one Restore at a time
 	tfs       *TraceFS
 	values    map[string]string // node -> content, for single-value nodes
 	options   map[string]string // options/<name> -> "0" or "1"
@@ -114,9 +116,11 @@ func (t *TraceFS) ftraceFilter() ([]string, error) {
 
 // Restore writes back every setting that differs from the snapshot and
 // removes instances made since. It keeps going past errors and returns
-// them all.
+// them all. It may run again, or beside an abandoned run of itself.
 func (s *Snapshot) Restore() error {
-	t := s.tfs
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := &TraceFS{Root: s.tfs.Root, restorer: true}
 	var errs []error
 	try := func(err error) {
 		if err != nil {

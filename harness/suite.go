@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -25,12 +27,16 @@ var (
 	bootTime *Snapshot
 	profile  = ProfileV4
 	force    bool
+	// workloadDelay slows every workload run, so a test of the suite can
+	// interrupt it while a spec has settings changed.
+	workloadDelay time.Duration
 )
 
 // RegisterFlags adds the suite's own flags to a test binary's flag set.
 func RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&profile, "smct.profile", ProfileV4, "contract profile to check: v4 or v3")
 	fs.BoolVar(&force, "smct.force", false, "run even if tracefs is in use (a tracer, events or instances set up by someone else)")
+	fs.DurationVar(&workloadDelay, "smct.workload-delay", 0, "make each workload run take this long (for testing interruption)")
 }
 
 // Profile is the contract profile this run checks.
@@ -55,16 +61,54 @@ func SetUpSuite() {
 		Fail(fmt.Sprintf("tracefs is in use (%s): the suite would disturb it; pass -smct.force to run anyway", busy))
 	}
 	root, bootTime = t, snap
+	holdSignals()
 	AddReportEntry(KernelEntry, kernelRelease())
-	DeferCleanup(func() error {
-		if err := snap.Restore(); err != nil {
-			return fmt.Errorf("restoring tracefs settings: %w", err)
-		}
-		if drift := snap.Drift(); len(drift) > 0 {
-			return fmt.Errorf("tracefs settings differ after restore: %s", strings.Join(drift, "; "))
-		}
+	DeferCleanup(restore, snap, Offset(1))
+}
+
+// restore stops the specs' writes, puts every setting back and checks that
+// none differs.
+func restore(snap *Snapshot) error {
+	stopSpecWrites()
+	if err := snap.Restore(); err != nil {
+		return fmt.Errorf("restoring tracefs settings: %w", err)
+	}
+	if drift := snap.Drift(); len(drift) > 0 {
+		return fmt.Errorf("tracefs settings differ after restore: %s", strings.Join(drift, "; "))
+	}
+	return nil
+}
+
+// RestoreAfterRun puts the settings back if the suite's cleanup did not: a
+// second interrupt makes Ginkgo skip or abandon its cleanups. Call it after
+// RunSpecs returns; when nothing differs it changes nothing.
+func RestoreAfterRun() error {
+	if bootTime == nil {
+		return nil // SetUpSuite saved nothing, so nothing was changed
+	}
+	stopSpecWrites()
+	drift := bootTime.Drift()
+	if len(drift) == 0 {
 		return nil
-	}, Offset(1))
+	}
+	fmt.Fprintf(os.Stderr, "restoring tracefs settings after the run: %s\n", strings.Join(drift, "; "))
+	return restore(bootTime)
+}
+
+// holdSignals keeps the process alive until the settings are back. Ginkgo
+// turns SIGINT and SIGTERM into an interrupt that runs the cleanups; held
+// here too, a later one cannot kill RestoreAfterRun. SIGHUP (a dropped adb
+// or ssh session) becomes SIGTERM, and with SIGPIPE held, output to a reader
+// that is gone fails instead of killing the process.
+func holdSignals() {
+	signal.Notify(make(chan os.Signal, 1), os.Interrupt, unix.SIGTERM, unix.SIGPIPE)
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, unix.SIGHUP)
+	go func() {
+		for range hup {
+			unix.Kill(os.Getpid(), unix.SIGTERM)
+		}
+	}()
 }
 
 // Root is the tracefs the suite runs against.
@@ -99,14 +143,21 @@ func Set(t *TraceFS, node, value string) {
 }
 
 // The workload: the suite binary run again with this variable set exits at
-// once, making exactly one sched_process_exec event with a known filename.
-const workloadEnv = "SMCT_WORKLOAD"
+// once (or after the delay in workloadDelayEnv), making exactly one
+// sched_process_exec event with a known filename.
+const (
+	workloadEnv      = "SMCT_WORKLOAD"
+	workloadDelayEnv = "SMCT_WORKLOAD_DELAY"
+)
 
 // WorkloadFilename is what sched_process_exec reports for a workload run.
 const WorkloadFilename = "/proc/self/exe"
 
 func init() {
 	if os.Getenv(workloadEnv) == "noop" {
+		if d, err := time.ParseDuration(os.Getenv(workloadDelayEnv)); err == nil {
+			time.Sleep(d)
+		}
 		os.Exit(0)
 	}
 }
@@ -115,7 +166,7 @@ func init() {
 func RunWorkload(n int) error {
 	for i := 0; i < n; i++ {
 		cmd := exec.Command(WorkloadFilename)
-		cmd.Env = append(os.Environ(), workloadEnv+"=noop")
+		cmd.Env = append(os.Environ(), workloadEnv+"=noop", workloadDelayEnv+"="+workloadDelay.String())
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("workload run %d: %v: %s", i, err, out)
 		}

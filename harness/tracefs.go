@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -28,7 +29,8 @@ const tracefsMagic = 0x74726163 // TRACEFS_MAGIC
 
 // TraceFS is a tracefs root (or an instance directory below it).
 type TraceFS struct {
-	Root string
+	Root     string
+	restorer bool // writes even after stopSpecWrites: the snapshot's Restore
 }
 
 // OpenTraceFS finds tracefs, mounting it (or debugfs) when it is not mounted yet.
@@ -103,6 +105,10 @@ func (t *TraceFS) Append(node, value string) error {
 // WriteBytes performs exactly one write(2) of b, even when b is empty, and
 // returns the count the kernel reported.
 func (t *TraceFS) WriteBytes(node string, b []byte, flag int) (int, error) {
+	if !t.restorer {
+		waitIfStopped()
+		defer specWrites.RUnlock()
+	}
 	fd, err := unix.Open(t.Path(node), unix.O_WRONLY|unix.O_CLOEXEC|flag, 0)
 	if err != nil {
 		return 0, &os.PathError{Op: "open", Path: t.Path(node), Err: err}
@@ -113,6 +119,33 @@ func (t *TraceFS) WriteBytes(node string, b []byte, flag int) (int, error) {
 		return n, &os.PathError{Op: "write", Path: t.Path(node), Err: err}
 	}
 	return n, nil
+}
+
+// specWrites holds back the specs' writes once the suite restores its
+// snapshot. On interrupt Ginkgo stops waiting for a spec body without a
+// context and runs the cleanups while the body goes on: a write it made after
+// the restore would undo it.
+var specWrites struct {
+	sync.RWMutex
+	stopped bool
+}
+
+// waitIfStopped read-locks specWrites, or parks the calling goroutine for
+// good once writes are stopped: only an abandoned spec body still writes then.
+func waitIfStopped() {
+	specWrites.RLock()
+	if specWrites.stopped {
+		specWrites.RUnlock()
+		select {}
+	}
+}
+
+// stopSpecWrites waits for the writes under way and stops all later ones
+// except the snapshot's Restore.
+func stopSpecWrites() {
+	specWrites.Lock()
+	specWrites.stopped = true
+	specWrites.Unlock()
 }
 
 // NodeInfo is a node's permission bits and owner.

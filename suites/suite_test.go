@@ -20,6 +20,10 @@ func init() { harness.RegisterFlags(flag.CommandLine) }
 func TestConformance(t *testing.T) {
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "ftrace stackmap conformance")
+	// A second interrupt makes Ginkgo skip the cleanup that restores tracefs.
+	if err := harness.RestoreAfterRun(); err != nil {
+		t.Error(err)
+	}
 }
 
 var _ = BeforeSuite(harness.SetUpSuite)
