@@ -22,7 +22,9 @@ type Spec struct {
 	Text     string
 	IDs      []string
 	Class    outcome.Class
-	Message  string   // the first line of the failure or skip reason
+	Message  string   // the failure or skip reason squeezed into one line
+	Detail   string   // the reason as the spec gave it, lines kept (KTAP shows it)
+	Location string   // where a failing spec failed: file:line in the module
 	Warnings []string // misses of informational requirements
 }
 
@@ -35,6 +37,9 @@ type Summary struct {
 	Succeeded     bool   // Ginkgo's own verdict on the suite
 	Kernel        string // the guest's uname: release, version, machine
 }
+
+// modulePath is trimmed from failure locations: the files are the suite's.
+const modulePath = "github.com/ftrace-stackmap/conformance"
 
 // Parse reads Ginkgo's JSON report (a list of suite reports).
 func Parse(data []byte) ([]types.Report, error) {
@@ -75,13 +80,19 @@ func Summarize(reports []types.Report) Summary {
 					warnings = append(warnings, e.StringRepresentation())
 				}
 			}
-			s.Specs = append(s.Specs, Spec{
+			reason := strings.TrimPrefix(strings.TrimPrefix(sr.Failure.Message, outcome.UnsupportedPrefix), outcome.UnresolvedPrefix)
+			sp := Spec{
 				Warnings: warnings,
 				Text:     strings.TrimSpace(sr.FullText()),
 				IDs:      harness.IDsOf(sr.Labels()),
 				Class:    c,
-				Message:  oneLine(strings.TrimPrefix(strings.TrimPrefix(sr.Failure.Message, outcome.UnsupportedPrefix), outcome.UnresolvedPrefix)),
-			})
+				Message:  oneLine(reason),
+				Detail:   strings.TrimSpace(reason),
+			}
+			if loc := sr.Failure.Location; (c == outcome.Fail || c == outcome.Unresolved) && loc.FileName != "" {
+				sp.Location = fmt.Sprintf("%s:%d", strings.TrimPrefix(loc.FileName, modulePath+"/"), loc.LineNumber)
+			}
+			s.Specs = append(s.Specs, sp)
 		}
 	}
 	return s

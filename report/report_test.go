@@ -87,3 +87,23 @@ func TestWriteJUnit(t *testing.T) {
 		t.Fatalf("junit.xml lacks the spec or its failure:\n%s", b)
 	}
 }
+
+func TestDetailAndLocation(t *testing.T) {
+	failed := spec("SM-RESET-01", types.SpecStateFailed, "accepted\nExpected\n    <bool>: false\nto be true\n")
+	failed.Failure.Location = types.CodeLocation{FileName: "github.com/ftrace-stackmap/conformance/suites/stackmap/reset.go", LineNumber: 42}
+	unresolved := spec("SM-OPT-01", types.SpecStateFailed, outcome.UnresolvedPrefix+"cannot write \"1\"")
+	unsupported := spec("SM-BIN-01", types.SpecStateSkipped, outcome.UnsupportedPrefix+"no stack_map")
+	unsupported.Failure.Location = types.CodeLocation{FileName: "harness/suite.go", LineNumber: 9}
+	s := Summarize([]types.Report{{SpecReports: types.SpecReports{failed, unresolved, unsupported}}})
+	for i, want := range []Spec{
+		{Message: "accepted Expected <bool>: false to be true", Detail: "accepted\nExpected\n    <bool>: false\nto be true", Location: "suites/stackmap/reset.go:42"},
+		{Message: `cannot write "1"`, Detail: `cannot write "1"`},
+		{Message: "no stack_map", Detail: "no stack_map"}, // a skip's location is the harness's, not the spec's
+	} {
+		got := s.Specs[i]
+		if got.Message != want.Message || got.Detail != want.Detail || got.Location != want.Location {
+			t.Errorf("spec %d: Message %q, Detail %q, Location %q; want %q, %q, %q",
+				i, got.Message, got.Detail, got.Location, want.Message, want.Detail, want.Location)
+		}
+	}
+}

@@ -6,7 +6,8 @@
 //
 // qemu-test boots a kernel under QEMU with the suite as its init and prints a
 // verdict per spec, ending with "N passed, N failed, N skipped". Reports go
-// to results/<run>/ and results/latest points at the newest run.
+// to results/<run>/ (summary.txt, ktap.txt, evidence.txt among them) and
+// results/latest points at the newest run.
 //
 // Exit status: 0 no spec failed, 1 a spec failed, 2 no trustworthy verdict.
 package main
@@ -28,6 +29,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/kbuild"
 	"github.com/ftrace-stackmap/conformance/mutants"
 	"github.com/ftrace-stackmap/conformance/progress"
+	"github.com/ftrace-stackmap/conformance/review"
 	"github.com/ftrace-stackmap/conformance/run"
 )
 
@@ -112,37 +114,11 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "0 passed, 0 failed, 0 skipped")
 		return exitNoVerdict
 	}
-	s := res.Summary
-	var b strings.Builder
-	fmt.Fprintf(&b, "kernel:  %s\nimage:   %s, sha256 %s\nmachine: %s on %s\nprofile: %s\n",
-		s.Kernel, res.Source, res.KernelSHA, o.Arch, res.Machine, o.Profile)
-	notMade := map[string][]string{}
-	var reasons []string
-	for _, br := range res.Boots {
-		switch {
-		case br.Boot != nil:
-			fmt.Fprintf(&b, "boot:    %-13s %4.1fs  %s\n", br.Plan.Name, br.Boot.Duration.Seconds(), strings.Join(br.Plan.Append, " "))
-		case br.Skipped != "no spec selected":
-			if notMade[br.Skipped] == nil {
-				reasons = append(reasons, br.Skipped)
-			}
-			notMade[br.Skipped] = append(notMade[br.Skipped], br.Plan.Name)
-		}
+	summary, err := review.Write(res, o)
+	if err != nil {
+		fmt.Fprintf(stderr, "note: writing the reports: %v\n", err)
 	}
-	for _, why := range reasons {
-		fmt.Fprintf(&b, "boots not made (%s): %s\n", why, strings.Join(notMade[why], ", "))
-	}
-	b.WriteString("\n")
-	s.WriteSpecs(&b)
-	for _, p := range res.KernelProblems {
-		fmt.Fprintf(&b, "%-11s %s\n", "KERNEL", p)
-	}
-	b.WriteString("\nrequirements:\n")
-	s.WriteCoverage(&b)
-	fmt.Fprintf(&b, "\nresults: %s\n", res.Dir)
-	b.WriteString(s.ClosingLine() + "\n")
-	os.WriteFile(filepath.Join(res.Dir, "summary.txt"), []byte(b.String()), 0o644)
-	io.WriteString(stdout, b.String())
+	io.WriteString(stdout, summary)
 	return res.ExitCode()
 }
 

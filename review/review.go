@@ -1,0 +1,337 @@
+// Package review renders a finished run for the people who review the
+// stackmap series: the summary qemu-test prints, KTAP as kselftest writes it
+// (so LKFT and KernelCI parsers read it), and a short block of evidence to
+// paste into a reply on the mailing list.
+package review
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/ftrace-stackmap/conformance/outcome"
+	"github.com/ftrace-stackmap/conformance/report"
+	"github.com/ftrace-stackmap/conformance/run"
+)
+
+// The files Write puts into the run's directory.
+const (
+	SummaryFile  = "summary.txt"
+	KTAPFile     = "ktap.txt"
+	EvidenceFile = "evidence.txt"
+)
+
+// Width is the widest line evidence.txt makes, unless a word is wider.
+const Width = 76
+
+// maxDiag caps the diagnostic lines of one spec in KTAP; the rest of a long
+// failure message stays in report.json.
+const maxDiag = 20
+
+// Write puts the summary, the KTAP and the evidence into the run's
+// directory, and returns the summary: what qemu-test prints. o are the
+// options the run was made with, for the command that makes it again.
+func Write(res *run.Result, o run.Options) (string, error) {
+	summary := Summary(res, o)
+	for _, f := range []struct{ name, text string }{
+		{SummaryFile, summary}, {KTAPFile, KTAP(res, o)}, {EvidenceFile, Evidence(res, o)},
+	} {
+		if err := os.WriteFile(filepath.Join(res.Dir, f.name), []byte(f.text), 0o644); err != nil {
+			return summary, err
+		}
+	}
+	return summary, nil
+}
+
+// Summary is the run in full: where it ran, one line per spec, the
+// requirements' coverage, and the closing line, last.
+func Summary(res *run.Result, o run.Options) string {
+	s := res.Summary
+	var b strings.Builder
+	fmt.Fprintf(&b, "kernel:  %s\nimage:   %s, sha256 %s\nmachine: %s on %s\nprofile: %s\n",
+		s.Kernel, res.Source, res.KernelSHA, o.Arch, res.Machine, o.Profile)
+	for _, br := range res.Boots {
+		if br.Boot != nil {
+			fmt.Fprintf(&b, "boot:    %-13s %4.1fs  %s\n", br.Plan.Name, br.Boot.Duration.Seconds(), strings.Join(br.Plan.Append, " "))
+		}
+	}
+	reasons, notMade := bootsNotMade(res)
+	for _, why := range reasons {
+		fmt.Fprintf(&b, "boots not made (%s): %s\n", why, strings.Join(notMade[why], ", "))
+	}
+	b.WriteString("\n")
+	s.WriteSpecs(&b)
+	for _, p := range res.KernelProblems {
+		fmt.Fprintf(&b, "%-11s %s\n", "KERNEL", p)
+	}
+	b.WriteString("\nrequirements:\n")
+	s.WriteCoverage(&b)
+	fmt.Fprintf(&b, "\nresults: %s\n", res.Dir)
+	fmt.Fprintf(&b, "evidence: %s\n", filepath.Join(res.Dir, EvidenceFile))
+	b.WriteString(s.ClosingLine() + "\n")
+	return b.String()
+}
+
+// bootsNotMade groups the boots skipped for a reason other than selecting
+// no spec, by reason, in plan order.
+func bootsNotMade(res *run.Result) (reasons []string, names map[string][]string) {
+	names = map[string][]string{}
+	for _, br := range res.Boots {
+		if br.Boot != nil || br.Skipped == "no spec selected" {
+			continue
+		}
+		if names[br.Skipped] == nil {
+			reasons = append(reasons, br.Skipped)
+		}
+		names[br.Skipped] = append(names[br.Skipped], br.Plan.Name)
+	}
+	return reasons, names
+}
+
+// KTAP is the run as kselftest reports it: one test line per spec in run
+// order, the reasons as "# " lines before a "not ok", UNSUPPORTED as SKIP,
+// and kselftest's closing totals. UNRESOLVED is "not ok" and counts as an
+// error, the totals' word for a test that could not decide.
+func KTAP(res *run.Result, o run.Options) string {
+	s := res.Summary
+	var b strings.Builder
+	b.WriteString("TAP version 13\n")
+	fmt.Fprintf(&b, "1..%d\n", len(s.Specs))
+	diag(&b, "kernel: ", s.Kernel)
+	diag(&b, "image: ", res.Source+", sha256 "+res.KernelSHA)
+	diag(&b, "machine: ", o.Arch+" on "+res.Machine)
+	diag(&b, "profile: ", o.Profile)
+	seen := map[string]int{}
+	for i, sp := range s.Specs {
+		name := ktapName(sp.Text)
+		// Parsers key results by name: a spec met twice (several boots)
+		// must not hide the other.
+		if seen[name]++; seen[name] > 1 {
+			name = fmt.Sprintf("%s (%d)", name, seen[name])
+		}
+		for _, w := range sp.Warnings {
+			diag(&b, "WARNING: ", w)
+		}
+		switch sp.Class {
+		case outcome.Pass:
+			fmt.Fprintf(&b, "ok %d %s\n", i+1, name)
+		case outcome.Unsupported:
+			fmt.Fprintf(&b, "ok %d %s # SKIP %s\n", i+1, name, clean(sp.Message))
+		default:
+			head := ""
+			if sp.Class == outcome.Unresolved {
+				head = "UNRESOLVED: "
+			}
+			diag(&b, head, sp.Detail)
+			if sp.Location != "" {
+				diag(&b, "at ", sp.Location)
+			}
+			fmt.Fprintf(&b, "not ok %d %s\n", i+1, name)
+		}
+	}
+	for _, p := range s.SuiteProblems {
+		diag(&b, "SUITE: ", p)
+	}
+	for _, p := range res.KernelProblems {
+		diag(&b, "KERNEL: ", p)
+	}
+	fmt.Fprintf(&b, "# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:%d error:%d\n",
+		s.Count(outcome.Pass), s.Count(outcome.Fail), s.Count(outcome.Unsupported), s.Count(outcome.Unresolved))
+	return b.String()
+}
+
+// diag writes text as KTAP diagnostic lines, head before the first.
+func diag(b *strings.Builder, head, text string) {
+	var lines []string
+	for _, l := range strings.Split(text, "\n") {
+		if l = clean(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		if head != "" {
+			fmt.Fprintf(b, "# %s\n", strings.TrimSpace(head))
+		}
+		return
+	}
+	if len(lines) > maxDiag {
+		lines = append(lines[:maxDiag], fmt.Sprintf("... %d more lines in report.json", len(lines)-maxDiag))
+	}
+	lines[0] = head + lines[0]
+	for _, l := range lines {
+		fmt.Fprintf(b, "# %s\n", l)
+	}
+}
+
+// clean keeps one line printable: control characters become spaces, and
+// the end is trimmed (indentation is kept, it shapes Gomega's values).
+func clean(s string) string {
+	return strings.TrimRightFunc(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s), unicode.IsSpace)
+}
+
+// ktapName makes a spec's text a KTAP description: one line, and no "#",
+// which would start the directive.
+func ktapName(text string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(text, "#", "_")), " ")
+}
+
+// Evidence is the run in a few lines for a reply on the mailing list: what
+// was booted where, the totals, every failure with its requirement IDs and
+// what was observed, the kernel's problems, and the command to reproduce it.
+func Evidence(res *run.Result, o run.Options) string {
+	s := res.Summary
+	var b strings.Builder
+	fmt.Fprintf(&b, "ftrace stackmap conformance (profile %s): %s\n", o.Profile, s.ClosingLine())
+	kernel := s.Kernel
+	if kernel == "" {
+		kernel = "(the guest did not say)"
+	}
+	b.WriteString(wrap("kernel:  ", "         ", kernel))
+	b.WriteString(wrap("image:   ", "         ", res.Source))
+	b.WriteString(wrap("sha256:  ", "         ", res.KernelSHA))
+	b.WriteString(wrap("machine: ", "         ", o.Arch+" on "+res.Machine))
+	b.WriteString(wrap("boots:   ", "         ", boots(res)))
+
+	var failed []report.Spec
+	for _, sp := range s.Specs {
+		if sp.Class == outcome.Fail || sp.Class == outcome.Unresolved {
+			failed = append(failed, sp)
+		}
+	}
+	if len(failed) > 0 || len(s.SuiteProblems) > 0 {
+		b.WriteString("\nfailures:\n")
+	}
+	for _, sp := range failed {
+		ids := strings.Join(sp.IDs, " ")
+		if ids == "" {
+			ids = "(no requirement)"
+		}
+		b.WriteString(wrap(fmt.Sprintf("%s %s: ", sp.Class, ids), "    ", withoutIDs(sp)))
+		if sp.Message != "" {
+			b.WriteString(wrap("    observed: ", "              ", sp.Message))
+		}
+	}
+	for _, p := range s.SuiteProblems {
+		b.WriteString(wrap("SUITE: ", "    ", p))
+	}
+	if len(res.KernelProblems) > 0 {
+		b.WriteString("\nkernel problems:\n")
+		for _, p := range res.KernelProblems {
+			b.WriteString(wrap("  ", "    ", p))
+		}
+	}
+	// A command is not wrapped: it must paste back whole.
+	cmd := Reproduce(res, o)
+	if len("reproduce: "+cmd) <= Width {
+		fmt.Fprintf(&b, "\nreproduce: %s\n", cmd)
+	} else {
+		fmt.Fprintf(&b, "\nreproduce:\n  %s\n", cmd)
+	}
+	return b.String()
+}
+
+// boots says which boots were made, and which not and why.
+func boots(res *run.Result) string {
+	var made []string
+	for _, br := range res.Boots {
+		if br.Boot != nil {
+			made = append(made, br.Plan.Name)
+		}
+	}
+	text := fmt.Sprintf("%d made (%s)", len(made), strings.Join(made, ", "))
+	reasons, names := bootsNotMade(res)
+	for _, why := range reasons {
+		text += fmt.Sprintf("; %d not made: %s", len(names[why]), why)
+	}
+	return text
+}
+
+// withoutIDs is a spec's text without its "[SM-...]" tags: the IDs are
+// already named before it.
+func withoutIDs(sp report.Spec) string {
+	text := sp.Text
+	for _, id := range sp.IDs {
+		text = strings.ReplaceAll(text, "["+id+"]", " ")
+	}
+	return strings.Join(strings.Fields(text), " ")
+}
+
+// wrap breaks text at spaces into lines of at most Width columns, the first
+// after head, the others after indent. A word wider than a line stays whole.
+func wrap(head, indent, text string) string {
+	var b strings.Builder
+	line, empty := head, true
+	for _, w := range strings.Fields(text) {
+		if !empty && len(line)+1+len(w) > Width {
+			b.WriteString(line + "\n")
+			line, empty = indent, true
+		}
+		if !empty {
+			line += " "
+		}
+		line, empty = line+w, false
+	}
+	b.WriteString(strings.TrimRight(line, " ") + "\n")
+	return b.String()
+}
+
+// defaultTimeout is the Makefile's TIMEOUT; another is part of the command.
+const defaultTimeout = 5 * time.Minute
+
+// Reproduce is the command that makes the run again from the project's
+// root: make's when it can express the options, else smct's own.
+func Reproduce(res *run.Result, o run.Options) string {
+	type opt struct{ makeVar, flag, value string }
+	opts := []opt{{"ARCH", "-arch", o.Arch}}
+	switch {
+	case o.Kernel != "":
+		opts = append(opts, opt{"KERNEL", "-kernel", o.Kernel})
+	case o.Image != "":
+		opts = append(opts, opt{"IMAGE", "-image", o.Image})
+	default:
+		// The lock's default may change: name the entry that was booted.
+		if f := strings.Fields(res.Source); len(f) > 0 && strings.HasPrefix(f[0], "IMAGE=") {
+			opts = append(opts, opt{"IMAGE", "-image", strings.TrimPrefix(f[0], "IMAGE=")})
+		}
+	}
+	opts = append(opts, opt{"PROFILE", "-profile", o.Profile})
+	if o.Labels != "" {
+		opts = append(opts, opt{"LABELS", "-labels", o.Labels})
+	}
+	if o.Timeout != 0 && o.Timeout != defaultTimeout {
+		opts = append(opts, opt{"TIMEOUT", "-timeout", o.Timeout.String()})
+	}
+	words := []string{"make", "qemu-test"}
+	if len(o.BootArgs) > 0 {
+		// make has no variable for extra kernel command line words.
+		words = []string{"go", "run", "./cmd/smct", "qemu-test"}
+		opts = append(opts, opt{"", "-append", strings.Join(o.BootArgs, " ")})
+	}
+	for _, op := range opts {
+		if words[0] == "make" {
+			words = append(words, op.makeVar+"="+shellWord(op.value))
+		} else {
+			words = append(words, op.flag, shellWord(op.value))
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+var plainWord = regexp.MustCompile(`^[A-Za-z0-9_./:,+@%=-]+$`)
+
+// shellWord quotes a value for a POSIX shell when it needs it.
+func shellWord(s string) string {
+	if plainWord.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,305 @@
+package review
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ftrace-stackmap/conformance/outcome"
+	"github.com/ftrace-stackmap/conformance/qemu"
+	"github.com/ftrace-stackmap/conformance/report"
+	"github.com/ftrace-stackmap/conformance/run"
+)
+
+const sha = "391d229a7c641821b7414d001c090043d977e11daf865362d36ea832ccf0dd69"
+
+var opts = run.Options{Arch: "x86_64", Profile: "v4", Timeout: 5 * time.Minute}
+
+// result is a run of the given specs: the default boot made, one boot not.
+func result(specs ...report.Spec) *run.Result {
+	return &run.Result{
+		Dir:       "results/20261122-164552-x86_64",
+		Source:    "IMAGE=reference (built from kernel/, inputs 0123456789abcdef)",
+		KernelSHA: sha,
+		Machine:   "QEMU emulator version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3) -M q35 -cpu qemu64",
+		Summary:   report.Summary{Specs: specs, Succeeded: true, Kernel: "6.12.117-stackmap #1 SMP PREEMPT_DYNAMIC x86_64"},
+		Boots: []run.BootResult{
+			{Plan: run.Plans[0], Boot: &qemu.Result{Duration: 3900 * time.Millisecond}},
+			{Plan: run.Plans[1], Boot: &qemu.Result{Duration: 2500 * time.Millisecond}},
+			{Plan: run.Plans[2], Skipped: "no spec selected"},
+		},
+	}
+}
+
+var (
+	pass = report.Spec{Text: "ftrace baseline [BASE-ONOFF-01] turns tracing_on off and on again",
+		IDs: []string{"BASE-ONOFF-01"}, Class: outcome.Pass}
+	fail = report.Spec{Text: "resetting the map [SM-RESET-01] refuses a reset with EBUSY while tracing is on, and changes nothing",
+		IDs: []string{"SM-RESET-01"}, Class: outcome.Fail,
+		Message:  "write \"0\" to stack_map with tracing on: accepted Expected <bool>: false to be true",
+		Detail:   "write \"0\" to stack_map with tracing on: accepted\nExpected\n    <bool>: false\nto be true",
+		Location: "suites/stackmap/reset.go:42"}
+	unsupported = report.Spec{Text: "the binary export [SM-BIN-01] starts with the profile's magic",
+		IDs: []string{"SM-BIN-01"}, Class: outcome.Unsupported,
+		Message: "kernel has no stackmap feature (no options/stackmap, no stack_map)",
+		Detail:  "kernel has no stackmap feature (no options/stackmap, no stack_map)"}
+	unresolved = report.Spec{Text: "the stackmap option [SM-OPT-01] reads 0 or 1, round-trips 1 and 0, and trace_options agrees",
+		IDs: []string{"SM-OPT-01"}, Class: outcome.Unresolved,
+		Message: "cannot write \"1\" to options/stackmap: device or resource busy",
+		Detail:  "cannot write \"1\" to options/stackmap: device or resource busy"}
+	warned = report.Spec{Text: "stackmap nodes [SM-EVT-01] describes the stack_id entry", IDs: []string{"SM-EVT-01"},
+		Class: outcome.Pass, Warnings: []string{"SM-EVT-01: no int stack_id field"}}
+	oops = "boot default: WARNING: CPU: 0 PID: 1 at kernel/trace/trace_stackmap.c:88 stackmap_reset+0x44/0x90"
+)
+
+func TestKTAP(t *testing.T) {
+	res := result(pass, fail, unsupported, unresolved, warned,
+		report.Spec{Text: "odd\nname # with a hash", Class: outcome.Pass},
+		pass) // the same spec again, as a second boot would run it
+	res.KernelProblems = []string{oops}
+	want := `TAP version 13
+1..7
+# kernel: 6.12.117-stackmap #1 SMP PREEMPT_DYNAMIC x86_64
+# image: IMAGE=reference (built from kernel/, inputs 0123456789abcdef), sha256 ` + sha + `
+# machine: x86_64 on QEMU emulator version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3) -M q35 -cpu qemu64
+# profile: v4
+ok 1 ftrace baseline [BASE-ONOFF-01] turns tracing_on off and on again
+# write "0" to stack_map with tracing on: accepted
+# Expected
+#     <bool>: false
+# to be true
+# at suites/stackmap/reset.go:42
+not ok 2 resetting the map [SM-RESET-01] refuses a reset with EBUSY while tracing is on, and changes nothing
+ok 3 the binary export [SM-BIN-01] starts with the profile's magic # SKIP kernel has no stackmap feature (no options/stackmap, no stack_map)
+# UNRESOLVED: cannot write "1" to options/stackmap: device or resource busy
+not ok 4 the stackmap option [SM-OPT-01] reads 0 or 1, round-trips 1 and 0, and trace_options agrees
+# WARNING: SM-EVT-01: no int stack_id field
+ok 5 stackmap nodes [SM-EVT-01] describes the stack_id entry
+ok 6 odd name _ with a hash
+ok 7 ftrace baseline [BASE-ONOFF-01] turns tracing_on off and on again (2)
+# KERNEL: ` + oops + `
+# Totals: pass:4 fail:1 xfail:0 xpass:0 skip:1 error:1
+`
+	if got := KTAP(res, opts); got != want {
+		t.Errorf("KTAP() =\n%s\nwant\n%s", got, want)
+	}
+}
+
+var (
+	versionLine = regexp.MustCompile(`^TAP version 13$`)
+	planLine    = regexp.MustCompile(`^1\.\.(\d+)$`)
+	// <result> <number> [<description>][ # [<directive>] [<diagnostic data>]]
+	resultLine = regexp.MustCompile(`^(ok|not ok) (\d+)( [^#]+)?( # (SKIP)?.*)?$`)
+	diagLine   = regexp.MustCompile(`^# .*$`)
+	totalsLine = regexp.MustCompile(`^# Totals: pass:(\d+) fail:(\d+) xfail:0 xpass:0 skip:(\d+) error:(\d+)$`)
+)
+
+// TestKTAPParses reads the KTAP back by the grammar of ktap.rst: version,
+// plan, then test lines numbered from 1 and diagnostic lines only, as many
+// tests as planned, and totals that agree with the lines.
+func TestKTAPParses(t *testing.T) {
+	long := fail
+	long.Detail = strings.Repeat("line\n", 50) + "\x1b[31mcoloured\x1b[0m\r"
+	for name, res := range map[string]*run.Result{
+		"all pass":    result(pass, warned),
+		"mixed":       result(pass, fail, unsupported, unresolved, warned, pass),
+		"long detail": result(long, unresolved),
+		"unsupported": result(unsupported, unsupported, pass),
+	} {
+		t.Run(name, func(t *testing.T) {
+			res.KernelProblems = []string{oops}
+			lines := strings.Split(strings.TrimSuffix(KTAP(res, opts), "\n"), "\n")
+			if len(lines) < 3 || !versionLine.MatchString(lines[0]) || !planLine.MatchString(lines[1]) {
+				t.Fatalf("no version and plan lines:\n%s", strings.Join(lines, "\n"))
+			}
+			plan, _ := strconv.Atoi(planLine.FindStringSubmatch(lines[1])[1])
+			tests, ok, notOK, skip := 0, 0, 0, 0
+			for _, l := range lines[2:] {
+				m := resultLine.FindStringSubmatch(l)
+				switch {
+				case m != nil:
+					tests++
+					if n, _ := strconv.Atoi(m[2]); n != tests {
+						t.Errorf("test number %d, want %d: %q", n, tests, l)
+					}
+					switch {
+					case m[5] == "SKIP":
+						skip++
+					case m[1] == "ok":
+						ok++
+					default:
+						notOK++
+					}
+				case !diagLine.MatchString(l):
+					t.Errorf("neither a test nor a diagnostic line: %q", l)
+				}
+				if strings.ContainsAny(l, "\x1b\r") {
+					t.Errorf("control character in %q", l)
+				}
+			}
+			if tests != plan {
+				t.Errorf("%d test lines, plan says %d", tests, plan)
+			}
+			last := totalsLine.FindStringSubmatch(lines[len(lines)-1])
+			if last == nil {
+				t.Fatalf("last line %q is not kselftest's totals", lines[len(lines)-1])
+			}
+			p, f, s, e := atoi(last[1]), atoi(last[2]), atoi(last[3]), atoi(last[4])
+			if p != ok || s != skip || f+e != notOK {
+				t.Errorf("totals %q disagree with the lines: %d ok, %d skip, %d not ok", lines[len(lines)-1], ok, skip, notOK)
+			}
+		})
+	}
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+func TestEvidenceAllPass(t *testing.T) {
+	res := result(pass, unsupported)
+	res.Boots = append(res.Boots, run.BootResult{Plan: run.Plans[3], Skipped: "kernel has no stackmap feature"})
+	want := `ftrace stackmap conformance (profile v4): 1 passed, 0 failed, 1 skipped
+kernel:  6.12.117-stackmap #1 SMP PREEMPT_DYNAMIC x86_64
+image:   IMAGE=reference (built from kernel/, inputs 0123456789abcdef)
+sha256:  ` + sha + `
+machine: x86_64 on QEMU emulator version 7.2.22 (Debian
+         1:7.2+dfsg-7+deb12u18+b3) -M q35 -cpu qemu64
+boots:   2 made (default, trace-options); 1 not made: kernel has no stackmap
+         feature
+
+reproduce: make qemu-test ARCH=x86_64 IMAGE=reference PROFILE=v4
+`
+	got := Evidence(res, opts)
+	if got != want {
+		t.Errorf("Evidence() =\n%s\nwant\n%s", got, want)
+	}
+	checkMail(t, got)
+}
+
+func TestEvidenceFailures(t *testing.T) {
+	twoIDs := fail
+	twoIDs.Text, twoIDs.IDs = "resetting the map [SM-RESET-04][SM-BIN-04] empties the binary export", []string{"SM-RESET-04", "SM-BIN-04"}
+	res := result(pass, fail, unsupported, unresolved, twoIDs)
+	res.KernelProblems = []string{oops}
+	o := opts
+	o.Labels = "stackmap && !SM-BOOT-02"
+	got := Evidence(res, o)
+	want := `ftrace stackmap conformance (profile v4): 1 passed, 3 failed, 1 skipped
+kernel:  6.12.117-stackmap #1 SMP PREEMPT_DYNAMIC x86_64
+image:   IMAGE=reference (built from kernel/, inputs 0123456789abcdef)
+sha256:  ` + sha + `
+machine: x86_64 on QEMU emulator version 7.2.22 (Debian
+         1:7.2+dfsg-7+deb12u18+b3) -M q35 -cpu qemu64
+boots:   2 made (default, trace-options)
+
+failures:
+FAIL SM-RESET-01: resetting the map refuses a reset with EBUSY while tracing
+    is on, and changes nothing
+    observed: write "0" to stack_map with tracing on: accepted Expected
+              <bool>: false to be true
+UNRESOLVED SM-OPT-01: the stackmap option reads 0 or 1, round-trips 1 and 0,
+    and trace_options agrees
+    observed: cannot write "1" to options/stackmap: device or resource busy
+FAIL SM-RESET-04 SM-BIN-04: resetting the map empties the binary export
+    observed: write "0" to stack_map with tracing on: accepted Expected
+              <bool>: false to be true
+
+kernel problems:
+  boot default: WARNING: CPU: 0 PID: 1 at kernel/trace/trace_stackmap.c:88
+    stackmap_reset+0x44/0x90
+
+reproduce:
+  make qemu-test ARCH=x86_64 IMAGE=reference PROFILE=v4 LABELS='stackmap && !SM-BOOT-02'
+`
+	if got != want {
+		t.Errorf("Evidence() =\n%s\nwant\n%s", got, want)
+	}
+	checkMail(t, got)
+}
+
+// checkMail fails on what a mail would mangle: colours, tabs, lines wider
+// than Width that a space could have broken (the reproduce command aside).
+func checkMail(t *testing.T, text string) {
+	t.Helper()
+	for _, l := range strings.Split(text, "\n") {
+		if strings.ContainsAny(l, "\x1b\t\r") {
+			t.Errorf("control character in %q", l)
+		}
+		if len(l) > Width && !strings.HasPrefix(l, "  make ") && strings.Contains(strings.TrimSpace(l), " ") {
+			t.Errorf("line of %d columns: %q", len(l), l)
+		}
+	}
+}
+
+func TestReproduce(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    run.Options
+		want string
+	}{
+		{"lock's default named", run.Options{Arch: "arm64", Profile: "v4"},
+			"make qemu-test ARCH=arm64 IMAGE=reference PROFILE=v4"},
+		{"image", run.Options{Arch: "x86_64", Image: "debian-6.12", Profile: "v3", Timeout: 5 * time.Minute},
+			"make qemu-test ARCH=x86_64 IMAGE=debian-6.12 PROFILE=v3"},
+		{"kernel path with a space, labels, timeout", run.Options{Arch: "x86_64", Kernel: "/tmp/my kernel/bzImage", Profile: "v4", Labels: "stress", Timeout: 10 * time.Minute},
+			"make qemu-test ARCH=x86_64 KERNEL='/tmp/my kernel/bzImage' PROFILE=v4 LABELS=stress TIMEOUT=10m0s"},
+		{"boot arguments need smct", run.Options{Arch: "arm64", Image: "debian-6.1", Profile: "v4", Labels: "baseline", BootArgs: []string{"nokaslr", "loglevel=7"}},
+			"go run ./cmd/smct qemu-test -arch arm64 -image debian-6.1 -profile v4 -labels baseline -append 'nokaslr loglevel=7'"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Reproduce(result(), tc.o); got != tc.want {
+				t.Errorf("Reproduce() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSummary keeps what qemu-test prints: the header, the spec lines, the
+// coverage, the results and evidence paths, and the closing line last.
+func TestSummary(t *testing.T) {
+	res := result(pass, fail)
+	res.KernelProblems = []string{oops}
+	res.Boots = append(res.Boots, run.BootResult{Plan: run.Plans[3], Skipped: "kernel has no stackmap feature"})
+	want := fmt.Sprintf(`kernel:  6.12.117-stackmap #1 SMP PREEMPT_DYNAMIC x86_64
+image:   IMAGE=reference (built from kernel/, inputs 0123456789abcdef), sha256 %s
+machine: x86_64 on QEMU emulator version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3) -M q35 -cpu qemu64
+profile: v4
+boot:    default        3.9s  
+boot:    trace-options  2.5s  trace_options=stackmap,stacktrace
+boots not made (kernel has no stackmap feature): bits-hex
+
+PASS        ftrace baseline [BASE-ONOFF-01] turns tracing_on off and on again
+FAIL        resetting the map [SM-RESET-01] refuses a reset with EBUSY while tracing is on, and changes nothing -- %s
+KERNEL      %s
+
+requirements:
+  BASE-ONOFF-01    PASS
+  SM-RESET-01      FAIL
+
+results: results/20261122-164552-x86_64
+evidence: results/20261122-164552-x86_64/evidence.txt
+1 passed, 1 failed, 0 skipped
+`, sha, fail.Message, oops)
+	if got := Summary(res, opts); got != want {
+		t.Errorf("Summary() =\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestWrite(t *testing.T) {
+	res := result(pass)
+	res.Dir = t.TempDir()
+	summary, err := Write(res, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{SummaryFile: summary, KTAPFile: KTAP(res, opts), EvidenceFile: Evidence(res, opts)} {
+		got, err := os.ReadFile(filepath.Join(res.Dir, name))
+		if err != nil || string(got) != want {
+			t.Errorf("%s = %q, %v; want %q", name, got, err, want)
+		}
+	}
+}
