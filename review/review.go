@@ -108,8 +108,8 @@ func KTAP(res *run.Result, o run.Options) string {
 	seen := map[string]int{}
 	for i, sp := range s.Specs {
 		name := ktapName(sp.Text)
-		// Parsers key results by name: a spec met twice (several boots)
-		// must not hide the other.
+		// Parsers key results by name. Boots prefix their specs' names, so
+		// a repeat is not expected; numbering it keeps both if one comes.
 		if seen[name]++; seen[name] > 1 {
 			name = fmt.Sprintf("%s (%d)", name, seen[name])
 		}

@@ -91,14 +91,25 @@ func selected(specs types.SpecReports, filter string) (types.SpecReports, error)
 	return out, nil
 }
 
-// skippedAs turns specs that were not booted into UNSUPPORTED results with
-// the reason, as a report of their own.
-func skippedAs(specs types.SpecReports, reason string) types.Report {
+// skippedAs turns specs that plan's boot would have run into UNSUPPORTED
+// results with the reason, as a report of their own, named after the boot
+// as a made boot's specs are, so every result keeps a name of its own.
+func skippedAs(plan BootPlan, specs types.SpecReports, reason string) types.Report {
 	r := types.Report{SuiteDescription: "not booted", SuiteSucceeded: true}
 	for _, s := range specs {
 		s.State = types.SpecStateSkipped
 		s.Failure = types.Failure{Message: reason}
+		s.ContainerHierarchyTexts = plan.prefixed(s.ContainerHierarchyTexts)
 		r.SpecReports = append(r.SpecReports, s)
 	}
 	return r
+}
+
+// prefixed names a spec's containers after the boot that runs it; the
+// default boot's specs keep their own names.
+func (p BootPlan) prefixed(texts []string) []string {
+	if p.Name == "default" {
+		return texts
+	}
+	return append([]string{"boot " + p.Name}, texts...)
 }

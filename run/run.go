@@ -167,7 +167,7 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 		case noFeature != "" && plan.Name != "default":
 			// Booting again cannot find a feature the default boot did not.
 			br.Skipped = noFeature
-			reports = append(reports, skippedAs(chosen, outcome.UnsupportedPrefix+noFeature+" (seen in the default boot; boot "+plan.Name+" not made)"))
+			reports = append(reports, skippedAs(plan, chosen, outcome.UnsupportedPrefix+noFeature+" (seen in the default boot; boot "+plan.Name+" not made)"))
 		default:
 			r, boot, err := o.bootOnce(ctx, m, bootable, base, res.Dir, plan, filter)
 			br.Boot = boot
@@ -228,12 +228,10 @@ func (o Options) bootOnce(ctx context.Context, m qemu.Machine, kernel, base, run
 	if err != nil {
 		return nil, res, infra("boot %s: %v", plan.Name, err)
 	}
-	if plan.Name != "default" {
-		for i := range reports {
-			for j := range reports[i].SpecReports {
-				sr := &reports[i].SpecReports[j]
-				sr.ContainerHierarchyTexts = append([]string{"boot " + plan.Name}, sr.ContainerHierarchyTexts...)
-			}
+	for i := range reports {
+		for j := range reports[i].SpecReports {
+			sr := &reports[i].SpecReports[j]
+			sr.ContainerHierarchyTexts = plan.prefixed(sr.ContainerHierarchyTexts)
 		}
 	}
 	return reports, res, nil

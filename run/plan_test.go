@@ -1,0 +1,28 @@
+package run
+
+import (
+	"testing"
+
+	"github.com/onsi/ginkgo/v2/types"
+)
+
+// Boots not made still name their specs after the boot, so the six SM-BOOT-02
+// boots give six distinct results, as made boots do.
+func TestSkippedSpecsKeepTheirBootsName(t *testing.T) {
+	spec := types.SpecReport{ContainerHierarchyTexts: []string{"boot parameters"}, LeafNodeText: "[SM-BOOT-02] clamps bits"}
+	seen := map[string]bool{}
+	for _, p := range Plans {
+		r := skippedAs(p, types.SpecReports{spec}, "UNSUPPORTED: no stackmap")
+		got := r.SpecReports[0]
+		if got.State != types.SpecStateSkipped || got.Failure.Message != "UNSUPPORTED: no stackmap" {
+			t.Errorf("boot %s: state %v, message %q", p.Name, got.State, got.Failure.Message)
+		}
+		if seen[got.FullText()] {
+			t.Errorf("boot %s: name %q given twice", p.Name, got.FullText())
+		}
+		seen[got.FullText()] = true
+	}
+	if got := skippedAs(Plans[0], types.SpecReports{spec}, "x").SpecReports[0].FullText(); got != spec.FullText() {
+		t.Errorf("default boot renamed its spec: %q", got)
+	}
+}
