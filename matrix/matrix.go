@@ -16,6 +16,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/outcome"
 	"github.com/ftrace-stackmap/conformance/progress"
+	"github.com/ftrace-stackmap/conformance/review"
 	"github.com/ftrace-stackmap/conformance/run"
 )
 
@@ -138,14 +139,11 @@ func runCell(ctx context.Context, o Options, c *Cell) {
 	if c.Result == nil || c.Result.Dir == "" {
 		return
 	}
-	var b strings.Builder
 	if c.Err == nil {
-		c.Result.Summary.WriteSpecs(&b)
-		for _, p := range c.Result.KernelProblems {
-			fmt.Fprintf(&b, "%-11s %s\n", "KERNEL", p)
+		// The same summary, KTAP and evidence as a qemu-test run's.
+		if _, err := review.Write(c.Result, ro); err != nil {
+			fmt.Fprintf(o.Notes, "%s: writing the reports: %v\n", c.Name(), err)
 		}
-		b.WriteString(c.Result.Summary.ClosingLine() + "\n")
-		os.WriteFile(filepath.Join(c.Result.Dir, "summary.txt"), []byte(b.String()), 0o644)
 	}
 	os.WriteFile(filepath.Join(c.Result.Dir, "verdict.txt"), []byte(c.fullVerdict()+"\n"), 0o644)
 }
