@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -86,7 +87,7 @@ func Summarize(reports []types.Report) Summary {
 				Text:     strings.TrimSpace(sr.FullText()),
 				IDs:      harness.IDsOf(sr.Labels()),
 				Class:    c,
-				Message:  oneLine(reason),
+				Message:  oneLine(headline(reason)),
 				Detail:   strings.TrimSpace(reason),
 			}
 			if loc := sr.Failure.Location; (c == outcome.Fail || c == outcome.Unresolved) && loc.FileName != "" {
@@ -197,6 +198,26 @@ func firstLine(s string) string {
 
 // oneLine squeezes a failure message (Gomega's span several lines) into one
 // line short enough for a terminal or a mail.
+// headline is a failure on one line, as a reviewer reads it. Gomega puts
+// an assertion's description first and its matcher's "Expected <type>: value
+// to ..." below: when the description already says what was got, that is
+// all; otherwise the matcher's part follows without its type tags. Detail
+// keeps the message as it was.
+func headline(reason string) string {
+	first, rest, found := strings.Cut(reason, "\n")
+	rest = strings.TrimSpace(rest)
+	if !found || strings.TrimSpace(first) == "" || !strings.HasPrefix(rest, "Expected") {
+		return reason
+	}
+	if strings.Contains(first, "got ") {
+		return first
+	}
+	return first + ": expected" + typeTag.ReplaceAllString(strings.TrimPrefix(rest, "Expected"), " ")
+}
+
+// typeTag is Gomega's "<type>: " or "<type | 0xc000123>: " before a value.
+var typeTag = regexp.MustCompile(`\s*<[^<>\n]*>: `)
+
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > 240 {

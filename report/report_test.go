@@ -96,7 +96,7 @@ func TestDetailAndLocation(t *testing.T) {
 	unsupported.Failure.Location = types.CodeLocation{FileName: "harness/suite.go", LineNumber: 9}
 	s := Summarize([]types.Report{{SpecReports: types.SpecReports{failed, unresolved, unsupported}}})
 	for i, want := range []Spec{
-		{Message: "accepted Expected <bool>: false to be true", Detail: "accepted\nExpected\n    <bool>: false\nto be true", Location: "suites/stackmap/reset.go:42"},
+		{Message: "accepted: expected false to be true", Detail: "accepted\nExpected\n    <bool>: false\nto be true", Location: "suites/stackmap/reset.go:42"},
 		{Message: `cannot write "1"`, Detail: `cannot write "1"`},
 		{Message: "no stack_map", Detail: "no stack_map"}, // a skip's location is the harness's, not the spec's
 	} {
@@ -104,6 +104,21 @@ func TestDetailAndLocation(t *testing.T) {
 		if got.Message != want.Message || got.Detail != want.Detail || got.Location != want.Location {
 			t.Errorf("spec %d: Message %q, Detail %q, Location %q; want %q, %q, %q",
 				i, got.Message, got.Detail, got.Location, want.Message, want.Detail, want.Location)
+		}
+	}
+}
+
+func TestHeadline(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"writing 0 to stack_map with tracing_on=1: got <nil>, want EBUSY\nExpected\n    <syscall.Errno>: 0\nto equal\n    <syscall.Errno>: 16",
+			"writing 0 to stack_map with tracing_on=1: got <nil>, want EBUSY"},
+		{"stack_map blocks after a reset\nExpected\n    <[]int | len:2, cap:2>: [1, 2]\nto be empty",
+			"stack_map blocks after a reset: expected [1, 2]\nto be empty"},
+		{"Expected\n    <int>: 3\nto equal\n    <int>: 0", "Expected\n    <int>: 3\nto equal\n    <int>: 0"},
+		{"no stack_map", "no stack_map"},
+	} {
+		if got := headline(c.in); got != c.want {
+			t.Errorf("headline(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }
