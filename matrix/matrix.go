@@ -14,7 +14,6 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"github.com/ftrace-stackmap/conformance/outcome"
 	"github.com/ftrace-stackmap/conformance/progress"
 	"github.com/ftrace-stackmap/conformance/review"
 	"github.com/ftrace-stackmap/conformance/run"
@@ -41,32 +40,11 @@ func (c Cell) Code() int {
 
 // Verdict is "ok", "FAIL" or "NO VERDICT: <reason>", on one line.
 func (c Cell) Verdict() string {
-	v, _, _ := strings.Cut(c.fullVerdict(), "\n")
-	return v
-}
-
-func (c Cell) fullVerdict() string {
-	switch c.Code() {
-	case 0:
-		return "ok"
-	case 1:
-		return "FAIL"
-	}
-	return "NO VERDICT: " + c.reason()
-}
-
-func (c Cell) reason() string {
 	if c.Err != nil {
-		return c.Err.Error()
+		v, _, _ := strings.Cut("NO VERDICT: "+c.Err.Error(), "\n")
+		return v
 	}
-	s := c.Result.Summary
-	switch {
-	case len(s.SuiteProblems) > 0:
-		return "suite: " + s.SuiteProblems[0]
-	case len(s.Specs) == 0:
-		return "no spec ran"
-	}
-	return fmt.Sprintf("%d specs UNRESOLVED", s.Count(outcome.Unresolved))
+	return c.Result.Verdict()
 }
 
 // Totals are the cell's passed, failed and skipped specs.
@@ -145,7 +123,7 @@ func runCell(ctx context.Context, o Options, c *Cell) {
 			fmt.Fprintf(o.Notes, "%s: writing the reports: %v\n", c.Name(), err)
 		}
 	}
-	os.WriteFile(filepath.Join(c.Result.Dir, "verdict.txt"), []byte(c.fullVerdict()+"\n"), 0o644)
+	os.WriteFile(filepath.Join(c.Result.Dir, "verdict.txt"), []byte(c.Verdict()+"\n"), 0o644)
 }
 
 // Line is a cell's one-line account, printed as it finishes.

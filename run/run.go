@@ -84,6 +84,28 @@ func (r *Result) ExitCode() int {
 	return code
 }
 
+// Verdict is the run's verdict on one line, as verdict.txt keeps it: "ok",
+// "FAIL" or "NO VERDICT: <reason>", matching ExitCode's 0, 1 and 2.
+func (r *Result) Verdict() string {
+	s := r.Summary
+	switch r.ExitCode() {
+	case 0:
+		return "ok"
+	case 1:
+		if s.ExitCode() == 0 {
+			return "FAIL: the kernel logged problems"
+		}
+		return "FAIL"
+	}
+	switch {
+	case len(s.SuiteProblems) > 0:
+		return "NO VERDICT: suite: " + s.SuiteProblems[0]
+	case len(s.Specs) == 0:
+		return "NO VERDICT: no spec ran"
+	}
+	return fmt.Sprintf("NO VERDICT: %d specs UNRESOLVED", s.Count(outcome.Unresolved))
+}
+
 // BootResult is how one boot of the run went.
 type BootResult struct {
 	Plan    BootPlan

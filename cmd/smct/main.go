@@ -115,6 +115,11 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		return exitNoVerdict
 	}
 	summary, err := review.Write(res, o)
+	if err == nil {
+		// make turns every failing status into its own 2: the file keeps
+		// which verdict it was.
+		err = os.WriteFile(filepath.Join(res.Dir, "verdict.txt"), []byte(res.Verdict()+"\n"), 0o644)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "note: writing the reports: %v\n", err)
 	}
