@@ -57,7 +57,7 @@ var _ = describe("reading the nodes under load", func() {
 				}
 			}()
 		}
-		traceWorkload(tfs, 3*workloadRuns)
+		traceWorkload(tfs, workloadRuns)
 		stop.Store(true)
 		wg.Wait()
 		Expect(problems).To(BeEmpty(), "after %d reads", reads)
