@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/ftrace-stackmap/conformance/outcome"
+	"github.com/ftrace-stackmap/conformance/review"
 	"github.com/ftrace-stackmap/conformance/run"
 )
 
@@ -114,6 +115,10 @@ func boot(ctx context.Context, o run.Options, f Fault, progress io.Writer) Row {
 	row := Row{Fault: f.Name, Want: f.Want, Err: err}
 	if err != nil {
 		return row
+	}
+	// What the fault made fail, in the reports a reviewer reads.
+	if _, err := review.Write(res, o); err != nil {
+		fmt.Fprintf(progress, "note: writing the reports of fault %s: %v\n", name, err)
 	}
 	for id, c := range res.Summary.Coverage() {
 		if c == outcome.Fail || c == outcome.Unresolved {
