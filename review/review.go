@@ -68,8 +68,10 @@ func Summary(res *run.Result, o run.Options) string {
 	for _, p := range res.KernelProblems {
 		fmt.Fprintf(&b, "%-11s %s\n", "KERNEL", p)
 	}
-	b.WriteString("\nrequirements:\n")
-	s.WriteCoverage(&b)
+	if len(s.Coverage()) > 0 { // the stress run covers no requirement
+		b.WriteString("\nrequirements:\n")
+		s.WriteCoverage(&b)
+	}
 	fmt.Fprintf(&b, "\nresults: %s\n", res.Dir)
 	fmt.Fprintf(&b, "evidence: %s\n", filepath.Join(res.Dir, EvidenceFile))
 	b.WriteString(s.ClosingLine() + "\n")
