@@ -30,6 +30,10 @@ var (
 	// workloadDelay slows every workload run, so a test of the suite can
 	// interrupt it while a spec has settings changed.
 	workloadDelay time.Duration
+	// workload is the program a workload run execs: by default this binary,
+	// which exits at once (live mode has nothing else); the guest has a
+	// smaller one that starts faster.
+	workload = selfExe
 )
 
 // RegisterFlags adds the suite's own flags to a test binary's flag set.
@@ -37,6 +41,7 @@ func RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&profile, "smct.profile", ProfileV4, "contract profile to check: v4 or v3")
 	fs.BoolVar(&force, "smct.force", false, "run even if tracefs is in use (a tracer, events or instances set up by someone else)")
 	fs.DurationVar(&workloadDelay, "smct.workload-delay", 0, "make each workload run take this long (for testing interruption)")
+	fs.StringVar(&workload, "smct.workload", selfExe, "program each workload run execs, which must exit 0 at once")
 }
 
 // Profile is the contract profile this run checks.
@@ -150,8 +155,8 @@ const (
 	workloadDelayEnv = "SMCT_WORKLOAD_DELAY"
 )
 
-// WorkloadFilename is what sched_process_exec reports for a workload run.
-const WorkloadFilename = "/proc/self/exe"
+// selfExe runs this binary as the workload.
+const selfExe = "/proc/self/exe"
 
 func init() {
 	if os.Getenv(workloadEnv) == "noop" {
@@ -162,13 +167,16 @@ func init() {
 	}
 }
 
-// RunWorkload execs this binary n times, each exiting at once.
+// WorkloadFilename is what sched_process_exec reports for a workload run.
+func WorkloadFilename() string { return workload }
+
+// RunWorkload execs the workload n times, each exiting at once.
 func RunWorkload(n int) error {
 	for i := 0; i < n; i++ {
-		cmd := exec.Command(WorkloadFilename)
+		cmd := exec.Command(workload)
 		cmd.Env = append(os.Environ(), workloadEnv+"=noop", workloadDelayEnv+"="+workloadDelay.String())
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("workload run %d: %v: %s", i, err, out)
+			return fmt.Errorf("workload run %d (%s): %v: %s", i, workload, err, out)
 		}
 	}
 	return nil

@@ -64,14 +64,16 @@ func (b Builder) Build(ctx context.Context) (string, error) {
 	}
 	initBin := filepath.Join(b.OutDir, "init")
 	suiteBin := filepath.Join(b.OutDir, "suites.test")
+	workloadBin := filepath.Join(b.OutDir, "workload")
 	var g errgroup.Group
 	g.Go(func() error { return b.goTool(ctx, goarch, "build", "-o", initBin, "./initramfs/init") })
+	g.Go(func() error { return b.goTool(ctx, goarch, "build", "-o", workloadBin, "./initramfs/workload") })
 	g.Go(func() error { return b.goTool(ctx, goarch, "test", "-c", "-o", suiteBin, "./suites") })
 	g.Go(func() error { return b.goTool(ctx, runtime.GOARCH, "test", "-c", "-o", b.HostSuite(), "./suites") })
 	if err := g.Wait(); err != nil {
 		return "", err
 	}
-	key, err := hashFiles(initBin, suiteBin)
+	key, err := hashFiles(initBin, suiteBin, workloadBin)
 	if err != nil {
 		return "", err
 	}
@@ -89,7 +91,7 @@ func (b Builder) Build(ctx context.Context) (string, error) {
 		cpio.Directory("sys", 0o555),
 		cpio.Directory("tmp", 0o1777),
 	}
-	for _, f := range []struct{ src, dst string }{{initBin, InitPath}, {suiteBin, SuitePath}} {
+	for _, f := range []struct{ src, dst string }{{initBin, InitPath}, {suiteBin, SuitePath}, {workloadBin, WorkloadPath}} {
 		data, err := os.ReadFile(f.src)
 		if err != nil {
 			return "", err

@@ -31,7 +31,7 @@ func TestBuildWritesTheGuestAndSkipsWhenUnchanged(t *testing.T) {
 	for _, r := range recs {
 		have[r.Name] = r.Info
 	}
-	for _, name := range []string{"init", "suites.test", "dev/console", "tmp", "proc", "sys"} {
+	for _, name := range []string{"init", "suites.test", "workload", "dev/console", "tmp", "proc", "sys"} {
 		if _, ok := have[name]; !ok {
 			t.Errorf("archive has no %s", name)
 		}

@@ -10,6 +10,7 @@ import (
 const (
 	InitPath      = "/init"
 	SuitePath     = "/suites.test"
+	WorkloadPath  = "/workload" // the suite's -smct.workload in the guest
 	RunConfigPath = "/etc/smct/run.json"
 )
 

@@ -360,7 +360,7 @@ func Judge(dir string, boot *qemu.Result) ([]types.Report, error) {
 
 func (o Options) suiteArgs(filter string) []string {
 	return []string{"-ginkgo.v", "-ginkgo.no-color", "-ginkgo.fail-on-empty",
-		"-smct.profile=" + o.Profile, "-ginkgo.label-filter=" + filter}
+		"-smct.profile=" + o.Profile, "-smct.workload=" + initramfs.WorkloadPath, "-ginkgo.label-filter=" + filter}
 }
 
 // kernel resolves KERNEL= or IMAGE= (or the lock's default) to a file, says

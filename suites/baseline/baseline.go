@@ -62,7 +62,7 @@ var _ = Describe("ftrace baseline", Label("baseline"), func() {
 		Expect(tfs.Write("tracing_on", "0")).To(Succeed())
 		text, err := tfs.Read("trace")
 		Expect(err).NotTo(HaveOccurred())
-		Expect(strings.Count(text, "filename="+harness.WorkloadFilename+" ")).To(Equal(runs),
+		Expect(strings.Count(text, "filename="+harness.WorkloadFilename()+" ")).To(Equal(runs),
 			"sched_process_exec lines for the workload in:\n%s", text)
 	})
 
