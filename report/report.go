@@ -196,8 +196,6 @@ func firstLine(s string) string {
 	return l
 }
 
-// oneLine squeezes a failure message (Gomega's span several lines) into one
-// line short enough for a terminal or a mail.
 // headline is a failure on one line, as a reviewer reads it. Gomega puts
 // an assertion's description first and its matcher's "Expected <type>: value
 // to ..." below: when the description already says what was got, that is
@@ -218,6 +216,8 @@ func headline(reason string) string {
 // typeTag is Gomega's "<type>: " or "<type | 0xc000123>: " before a value.
 var typeTag = regexp.MustCompile(`\s*<[^<>\n]*>: `)
 
+// oneLine squeezes a failure message (Gomega's span several lines) into one
+// line short enough for a terminal or a mail.
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > 240 {

@@ -10,7 +10,8 @@ import (
 )
 
 func main() {
-	// The suite's -smct.workload-delay, for tests that interrupt a workload.
+	// The suite's -smct.workload-delay (harness's workloadDelayEnv), for
+	// tests that interrupt a workload.
 	if d, err := time.ParseDuration(os.Getenv("SMCT_WORKLOAD_DELAY")); err == nil {
 		time.Sleep(d)
 	}
