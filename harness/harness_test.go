@@ -102,8 +102,8 @@ func TestBufferSizeRounding(t *testing.T) {
 		a, b string
 		same bool
 	}{{"1410", "7 (expanded: 1408)", true}, {"1410", "1408", true}, {"64", "1408", false}} {
-		if got := sameBufferSize(tc.a, tc.b); got != tc.same {
-			t.Errorf("sameBufferSize(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.same)
+		if got := SameBufferSize(tc.a, tc.b); got != tc.same {
+			t.Errorf("SameBufferSize(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.same)
 		}
 	}
 }

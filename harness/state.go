@@ -158,7 +158,7 @@ func (s *Snapshot) Restore() error {
 			}
 		}
 	}
-	if now, _ := t.ReadTrimmed("buffer_size_kb"); !sameBufferSize(now, s.values["buffer_size_kb"]) {
+	if now, _ := t.ReadTrimmed("buffer_size_kb"); !SameBufferSize(now, s.values["buffer_size_kb"]) {
 		try(t.Write("buffer_size_kb", bufferKB(s.values["buffer_size_kb"])))
 	}
 	try(t.Write("tracing_on", s.values["tracing_on"]))
@@ -180,7 +180,7 @@ func (s *Snapshot) Drift() []string {
 	}
 	for _, n := range valueNodes {
 		if n == "buffer_size_kb" {
-			if !sameBufferSize(now.values[n], s.values[n]) {
+			if !SameBufferSize(now.values[n], s.values[n]) {
 				differ(n, bufferKB(now.values[n]), bufferKB(s.values[n]))
 			}
 		} else {
@@ -206,10 +206,10 @@ func bufferKB(v string) string {
 	return strings.TrimSpace(v)
 }
 
-// sameBufferSize compares two buffer_size_kb readings. The kernel rounds a
-// size to whole buffer pages (1408 reads back as 1410), so sizes closer than
-// a 4 KiB page are the same setting.
-func sameBufferSize(a, b string) bool {
+// SameBufferSize compares two buffer_size_kb readings, in either form. The
+// kernel rounds a size to whole buffer pages (1408 reads back as 1410), so
+// sizes closer than a 4 KiB page are the same setting.
+func SameBufferSize(a, b string) bool {
 	x, errA := strconv.Atoi(bufferKB(a))
 	y, errB := strconv.Atoi(bufferKB(b))
 	if errA != nil || errB != nil {
