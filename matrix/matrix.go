@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -117,13 +116,16 @@ func runCell(ctx context.Context, o Options, c *Cell) {
 	if c.Result == nil || c.Result.Dir == "" {
 		return
 	}
-	if c.Err == nil {
-		// The same summary, KTAP and evidence as a qemu-test run's.
-		if _, err := review.Write(c.Result, ro); err != nil {
-			fmt.Fprintf(o.Notes, "%s: writing the reports: %v\n", c.Name(), err)
-		}
+	// The same reports as a qemu-test run's.
+	var err error
+	if c.Err != nil {
+		err = review.WriteVerdict(c.Result.Dir, c.Verdict())
+	} else {
+		_, err = review.Write(c.Result, ro)
 	}
-	os.WriteFile(filepath.Join(c.Result.Dir, "verdict.txt"), []byte(c.Verdict()+"\n"), 0o644)
+	if err != nil {
+		fmt.Fprintf(o.Notes, "%s: writing the reports: %v\n", c.Name(), err)
+	}
 }
 
 // Line is a cell's one-line account, printed as it finishes.

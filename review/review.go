@@ -23,6 +23,9 @@ const (
 	SummaryFile  = "summary.txt"
 	KTAPFile     = "ktap.txt"
 	EvidenceFile = "evidence.txt"
+	// VerdictFile keeps the verdict on one line ("ok", "FAIL", "NO VERDICT:
+	// ..."): make turns every failing status into its own 2.
+	VerdictFile = "verdict.txt"
 )
 
 // Width is the widest line evidence.txt makes, unless a word is wider.
@@ -32,19 +35,26 @@ const Width = 76
 // failure message stays in report.json.
 const maxDiag = 20
 
-// Write puts the summary, the KTAP and the evidence into the run's
+// Write puts the summary, the KTAP, the evidence and the verdict into the run's
 // directory, and returns the summary: what qemu-test prints. o are the
 // options the run was made with, for the command that makes it again.
 func Write(res *run.Result, o run.Options) (string, error) {
 	summary := Summary(res, o)
 	for _, f := range []struct{ name, text string }{
 		{SummaryFile, summary}, {KTAPFile, KTAP(res, o)}, {EvidenceFile, Evidence(res, o)},
+		{VerdictFile, res.Verdict() + "\n"},
 	} {
 		if err := os.WriteFile(filepath.Join(res.Dir, f.name), []byte(f.text), 0o644); err != nil {
 			return summary, err
 		}
 	}
 	return summary, nil
+}
+
+// WriteVerdict puts the verdict of a run that ended without reports (no
+// trustworthy verdict) into its directory.
+func WriteVerdict(dir, verdict string) error {
+	return os.WriteFile(filepath.Join(dir, VerdictFile), []byte(verdict+"\n"), 0o644)
 }
 
 // Summary is the run in full: where it ran, one line per spec, the

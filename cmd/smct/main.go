@@ -107,7 +107,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 			ie = &run.InfraError{Reason: err.Error()}
 		}
 		if res != nil && res.Dir != "" {
-			os.WriteFile(filepath.Join(res.Dir, "verdict.txt"), []byte("NO VERDICT: "+ie.Reason+"\n"), 0o644)
+			review.WriteVerdict(res.Dir, "NO VERDICT: "+ie.Reason)
 			fmt.Fprintf(stdout, "results: %s\n", res.Dir)
 		}
 		fmt.Fprintf(stdout, "NO VERDICT: %s\n", ie.Reason)
@@ -115,11 +115,6 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		return exitNoVerdict
 	}
 	summary, err := review.Write(res, o)
-	if err == nil {
-		// make turns every failing status into its own 2: the file keeps
-		// which verdict it was.
-		err = os.WriteFile(filepath.Join(res.Dir, "verdict.txt"), []byte(res.Verdict()+"\n"), 0o644)
-	}
 	if err != nil {
 		fmt.Fprintf(stderr, "note: writing the reports: %v\n", err)
 	}
