@@ -234,7 +234,9 @@ func (o Options) bootOnce(ctx context.Context, m qemu.Machine, kernel, base, run
 	if guestTimeout < 10*time.Second {
 		guestTimeout = o.Timeout / 2
 	}
-	cfg := initramfs.RunConfig{Args: o.suiteArgs(filter), TimeoutSeconds: int(guestTimeout.Seconds())}
+	// Whole seconds, at least one: a TIMEOUT too short for any run must end
+	// as the host's "did not power off", not as a guest refusing its config.
+	cfg := initramfs.RunConfig{Args: o.suiteArgs(filter), TimeoutSeconds: max(1, int(guestTimeout.Seconds()))}
 	if err := initramfs.WithRunConfig(base, initrd, cfg); err != nil {
 		return nil, nil, infra("writing the run configuration: %v", err)
 	}
