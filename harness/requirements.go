@@ -34,6 +34,7 @@ var Requirements = indexRequirements([]Requirement{
 	{ID: "SM-OPT-01", Summary: "options/stackmap round-trips and trace_options agrees"},
 	{ID: "SM-OPT-02", Summary: "stackmap follows stacktrace in trace_options", Informational: true},
 	{ID: "SM-OPT-03", Summary: "with a stack source, trace carries <stack_id N>; without, no stacks"},
+	{ID: "SM-OPT-04", Summary: "turning the option off and the tracer to nop keeps the map"},
 	{ID: "SM-TRACE-01", Summary: "every <stack_id N> in trace names a block of stack_map"},
 	{ID: "SM-TEXT-01", Summary: "stack_map is well-formed blocks in ascending id order"},
 	{ID: "SM-TEXT-02", Summary: "no two stack_map blocks share an id"},
@@ -41,7 +42,7 @@ var Requirements = indexRequirements([]Requirement{
 	{ID: "SM-STAT-02", Summary: "capacity is a power of two in range, table_size twice it"},
 	{ID: "SM-STAT-03", Summary: "counters agree with stack_map after a workload"},
 	{ID: "SM-RESET-01", Summary: "reset while tracing fails with EBUSY and changes nothing"},
-	{ID: "SM-RESET-02", Summary: "reset accepts 0 and reset, with or without newline"},
+	{ID: "SM-RESET-02", Summary: "reset accepts 0 and reset, with or without newline, option on or off"},
 	{ID: "SM-RESET-03", Summary: "any other reset input fails with EINVAL and changes nothing"},
 	{ID: "SM-RESET-04", Summary: "after a reset the map and counters are empty"},
 	{ID: "SM-RESET-05", Summary: "a reset clears the top-level ring buffer (v3: keeps it)"},
@@ -55,6 +56,7 @@ var Requirements = indexRequirements([]Requirement{
 	{ID: "SM-BOOT-01", Summary: "trace_options=stackmap,stacktrace at boot gives a live map"},
 	{ID: "SM-BOOT-02", Summary: "ftrace_stackmap.bits= sets the capacity, clamped"},
 	{ID: "SM-BOOT-03", Summary: "a bare ftrace_stackmap.bits boots with the default"},
+	{ID: "SM-DEPTH-01", Summary: "a stack deeper than 64 frames is recorded in full, never stored cut (v3: cut and stored)"},
 	{ID: "SM-ROBUST-01", Summary: "nodes read during a workload stay well-formed"},
 })
 

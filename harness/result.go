@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"slices"
 
 	. "github.com/onsi/ginkgo/v2"
 
@@ -19,6 +20,32 @@ func Unresolved(format string, args ...any) {
 	Fail(outcome.UnresolvedPrefix+fmt.Sprintf(format, args...), 1)
 }
 
+// Must ends the spec as UNRESOLVED when a setup step failed: a write the
+// spec needs in order to ask its question is not the question, and FAIL
+// would blame the kernel for it.
+func Must(err error, format string, args ...any) {
+	if err != nil {
+		Fail(fmt.Sprintf("%s%s: %v", outcome.UnresolvedPrefix, fmt.Sprintf(format, args...), err), 1)
+	}
+}
+
+// Prerequisite ends the spec when a check that requirement id covers
+// failed. Only a spec of that requirement fails for it; any other spec is
+// UNRESOLVED and names id, so that one broken requirement is reported once
+// and not echoed by every spec that depends on it.
+func Prerequisite(id string, err error) {
+	if err == nil {
+		return
+	}
+	if _, ok := Requirements[id]; !ok {
+		panic(fmt.Sprintf("Prerequisite(%q): unknown requirement ID", id))
+	}
+	if slices.Contains(CurrentSpecReport().Labels(), id) {
+		Fail(err.Error(), 1)
+	}
+	Fail(fmt.Sprintf("%s%s is broken, so this cannot be checked: %v", outcome.UnresolvedPrefix, id, err), 1)
+}
+
 // WarningEntry names the report entries that carry warnings.
 const WarningEntry = "warning"
 
@@ -28,6 +55,18 @@ func Warn(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	AddReportEntry(WarningEntry, msg)
 	fmt.Fprintf(GinkgoWriter, "WARNING: %s\n", msg)
+}
+
+// NoteEntry names the report entries that say what a spec could not check
+// although it passed (for example half of a requirement).
+const NoteEntry = "note"
+
+// Note records that a passing spec checked less than its requirement asks;
+// the report shows it next to the spec, never silently.
+func Note(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	AddReportEntry(NoteEntry, msg)
+	fmt.Fprintf(GinkgoWriter, "NOTE: %s\n", msg)
 }
 
 // NoStackmapFeature starts the reason given when a kernel lacks the feature.

@@ -14,6 +14,10 @@ const (
 	RunConfigPath = "/etc/smct/run.json"
 )
 
+// StartMarker begins the line the guest's init prints on the console when
+// it starts the suite: the host knows from it that the kernel came up.
+const StartMarker = "smct-init: running"
+
 // RunConfig is what the host tells the guest about one run.
 type RunConfig struct {
 	Args           []string `json:"args"`            // arguments for the suite binary

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -23,15 +24,18 @@ type Machine struct {
 	Package string   // the Debian package that has Binary
 	Args    []string // machine and CPU
 	Console string   // the kernel's name for the serial port
+	// EarlyCon is the earlycon= setting for the same UART: it prints from
+	// the first moments of boot, before the console driver is up.
+	EarlyCon string
 }
 
 // Machines are the settings measured to boot fastest under emulation:
 // cortex-a57 avoids the cost of emulating pointer authentication.
 var Machines = map[string]Machine{
 	"arm64": {Arch: "arm64", Binary: "qemu-system-aarch64", Package: "qemu-system-arm",
-		Args: []string{"-M", "virt", "-cpu", "cortex-a57"}, Console: "ttyAMA0"},
+		Args: []string{"-M", "virt", "-cpu", "cortex-a57"}, Console: "ttyAMA0", EarlyCon: "pl011,0x9000000"},
 	"x86_64": {Arch: "x86_64", Binary: "qemu-system-x86_64", Package: "qemu-system-x86",
-		Args: []string{"-M", "q35", "-cpu", "qemu64"}, Console: "ttyS0"},
+		Args: []string{"-M", "q35", "-cpu", "qemu64"}, Console: "ttyS0", EarlyCon: "uart8250,io,0x3f8"},
 }
 
 // Boot is one boot to perform.
@@ -44,6 +48,14 @@ type Boot struct {
 	Timeout    time.Duration // the whole boot, power-off included
 	ConsoleLog string        // where the raw console goes
 	Echo       io.Writer     // if set, the console is copied here as it arrives
+	// EarlyConsole turns on earlycon, first on the command line, so that a
+	// kernel that dies while parsing its command line shows why.
+	EarlyConsole bool
+	// Started is the line the guest's init prints when it starts. Until
+	// the console shows it, BootQuiet of silence ends the boot as Silent;
+	// after it, RunQuiet does (0: no limit but Timeout).
+	Started             string
+	BootQuiet, RunQuiet time.Duration
 }
 
 // Result is how a boot ended.
@@ -51,6 +63,11 @@ type Result struct {
 	Command  []string
 	Duration time.Duration
 	TimedOut bool
+	// Silent is set when the console said nothing for the quiet limit, and
+	// Quiet is that limit; Reached says whether the init had started.
+	Silent   bool
+	Quiet    time.Duration
+	Reached  bool
 	Panic    string // the kernel's panic line, if it panicked
 	ExitCode int    // QEMU's own; says nothing about the tests
 	Stderr   string // QEMU's complaints, if any
@@ -58,8 +75,13 @@ type Result struct {
 
 // CommandLine is the kernel command line of a boot.
 func (b Boot) CommandLine() string {
-	words := append([]string{"console=" + b.Machine.Console, "panic=-1", "loglevel=4"}, b.Append...)
-	return strings.Join(words, " ")
+	var words []string
+	if b.EarlyConsole {
+		// First: early parameters are parsed in command-line order.
+		words = append(words, "earlycon="+b.Machine.EarlyCon)
+	}
+	words = append(words, "console="+b.Machine.Console, "panic=-1", "loglevel=4")
+	return strings.Join(append(words, b.Append...), " ")
 }
 
 // Args is QEMU's full argument list.
@@ -107,10 +129,15 @@ func Run(ctx context.Context, b Boot) (*Result, error) {
 	if b.Echo != nil {
 		sinks = io.MultiWriter(logf, b.Echo)
 	}
-	rd := bufio.NewReader(out)
+	w := &watch{last: time.Now()}
+	go w.silence(ctx, b, res, cancel)
+	rd := bufio.NewReader(&activity{out, w})
 	for {
 		line, err := rd.ReadString('\n')
 		sinks.Write([]byte(line))
+		if b.Started != "" && strings.Contains(line, b.Started) {
+			w.started()
+		}
 		if i := strings.Index(line, panicMarker); i >= 0 && res.Panic == "" {
 			res.Panic = strings.TrimSpace(line[i:])
 			// panic=-1 and -no-reboot make QEMU exit; give it a moment to
@@ -121,10 +148,15 @@ func Run(ctx context.Context, b Boot) (*Result, error) {
 			break
 		}
 	}
+	w.stop()
 	waitErr := cmd.Wait()
 	res.Duration = time.Since(start)
 	res.Stderr = strings.TrimSpace(stderr.String())
 	res.ExitCode = cmd.ProcessState.ExitCode()
+	res.Silent, res.Quiet, res.Reached = w.result()
+	if res.Silent && res.Panic == "" {
+		return res, nil
+	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) && res.Panic == "" {
 		res.TimedOut = true
 		return res, nil
@@ -133,6 +165,83 @@ func Run(ctx context.Context, b Boot) (*Result, error) {
 		return res, fmt.Errorf("%s exited %d: %s", b.Machine.Binary, res.ExitCode, firstLine(res.Stderr))
 	}
 	return res, nil
+}
+
+// watch keeps the time of the console's last output and whether the
+// guest's init has started, for the silence limit.
+type watch struct {
+	mu      sync.Mutex
+	last    time.Time
+	begun   bool
+	silent  bool
+	limit   time.Duration
+	stopped bool
+}
+
+// activity is the console's reader, marking every read as output.
+type activity struct {
+	r io.Reader
+	w *watch
+}
+
+func (a *activity) Read(p []byte) (int, error) {
+	n, err := a.r.Read(p)
+	if n > 0 {
+		a.w.mu.Lock()
+		a.w.last = time.Now()
+		a.w.mu.Unlock()
+	}
+	return n, err
+}
+
+func (w *watch) started() {
+	w.mu.Lock()
+	w.begun = true
+	w.mu.Unlock()
+}
+
+func (w *watch) stop() {
+	w.mu.Lock()
+	w.stopped = true
+	w.mu.Unlock()
+}
+
+func (w *watch) result() (silent bool, limit time.Duration, reached bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.silent, w.limit, w.begun
+}
+
+// silence ends the boot when the console has been quiet for longer than
+// the limit of the phase it is in: a guest that halted without a word
+// costs that limit, not the whole timeout.
+func (w *watch) silence(ctx context.Context, b Boot, res *Result, cancel func()) {
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		w.mu.Lock()
+		limit := b.BootQuiet
+		if w.begun {
+			limit = b.RunQuiet
+		}
+		quiet := time.Since(w.last)
+		if w.stopped {
+			w.mu.Unlock()
+			return
+		}
+		if limit > 0 && quiet > limit {
+			w.silent, w.limit = true, limit
+			w.mu.Unlock()
+			cancel()
+			return
+		}
+		w.mu.Unlock()
+	}
 }
 
 func firstLine(s string) string {

@@ -229,7 +229,7 @@ func Evidence(res *run.Result, o run.Options) string {
 		}
 		b.WriteString(wrap(fmt.Sprintf("%s %s: ", sp.Class, ids), "    ", withoutIDs(sp)))
 		if sp.Message != "" {
-			b.WriteString(wrap("    observed: ", "              ", sp.Message))
+			b.WriteString(observed(sp))
 		}
 	}
 	for _, p := range s.SuiteProblems {
@@ -251,11 +251,34 @@ func Evidence(res *run.Result, o run.Options) string {
 	return b.String()
 }
 
+// observed is what a failing spec saw, for the evidence. A reason of
+// several lines that is not an assertion's (a boot that died: the fault and
+// the console's last lines) keeps its lines after the first, cut to the
+// width, since a console is read line by line.
+func observed(sp report.Spec) string {
+	first, rest, multi := strings.Cut(sp.Detail, "\n")
+	if !multi || strings.Contains(sp.Detail, "\nExpected") {
+		return wrap("    observed: ", "              ", sp.Message)
+	}
+	out := wrap("    observed: ", "              ", first)
+	for _, l := range strings.Split(rest, "\n") {
+		l = "      " + strings.TrimRight(l, " ")
+		if len(l) > Width {
+			l = l[:Width-3] + "..."
+		}
+		out += l + "\n"
+	}
+	return out
+}
+
 // boots says which boots were made, and which not and why.
 func boots(res *run.Result) string {
 	var made []string
 	for _, br := range res.Boots {
-		if br.Boot != nil {
+		switch {
+		case br.Control:
+			made = append(made, br.Plan.Name+" (without any plan's parameters, to show the kernel boots; not reported)")
+		case br.Boot != nil:
 			made = append(made, br.Plan.Name)
 		}
 	}

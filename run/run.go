@@ -111,6 +111,9 @@ type BootResult struct {
 	Plan    BootPlan
 	Boot    *qemu.Result // nil when the boot was not needed
 	Skipped string       // why it was not made
+	// Control marks a boot made only to show that the kernel comes up
+	// without the parameters of a boot that died; its specs are not reported.
+	Control bool
 }
 
 // DefaultBootArgs are added to every boot. The trace_options token lets the
@@ -134,6 +137,9 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 	}
 	if o.Profile != "v4" && o.Profile != "v3" {
 		return nil, infra("PROFILE=%q: want v4 or v3", o.Profile)
+	}
+	if err := repeatedParam(o.BootArgs, o.plans()); err != nil {
+		return nil, err
 	}
 	prepare.Lock()
 	prepared := sync.OnceFunc(prepare.Unlock)
@@ -176,10 +182,8 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 
 	var reports []types.Report
 	noFeature := ""
-	for _, plan := range Plans {
-		if len(o.Boots) > 0 && !slices.Contains(o.Boots, plan.Name) || plan.OptIn && !strings.Contains(o.Labels, plan.Labels) {
-			continue
-		}
+	bootsUp := false // a boot without a plan's parameters reached the suite
+	for _, plan := range o.plans() {
 		filter := plan.filter(o.Labels)
 		chosen, err := selected(specs, filter)
 		if err != nil {
@@ -201,8 +205,25 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 				res.KernelProblems = append(res.KernelProblems, "boot "+plan.Name+": "+p)
 			}
 			res.Boots = append(res.Boots, br)
+			var died *BootDied
+			if errors.As(err, &died) && len(plan.Append) > 0 {
+				// The kernel died on the parameter this boot exists to
+				// test: a failure of its specs, once a boot without the
+				// parameter shows that the kernel itself comes up.
+				if !bootsUp {
+					if err := o.controlBoot(ctx, m, bootable, base, res, died); err != nil {
+						return res, err
+					}
+					bootsUp = true
+				}
+				reports = append(reports, failedAs(plan, chosen, died.Error()))
+				continue
+			}
 			if err != nil {
 				return res, err
+			}
+			if len(plan.Append) == 0 {
+				bootsUp = true
 			}
 			reports = append(reports, r...)
 			if why := featureAbsent(r); why != "" {
@@ -219,7 +240,42 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 		return res, infra("%v", err)
 	}
 	res.Summary = report.Summarize(reports)
+	if res.Summary.Kernel == "" {
+		// No guest reported (every boot died): the console still names it.
+		console, _ := os.ReadFile(filepath.Join(res.Dir, "console.log"))
+		res.Summary.Kernel = kernelFromConsole(console)
+	}
 	return res, nil
+}
+
+// plans are the boot plans this run may make: those -boots names (all when
+// it names none), opt-in ones only when LABELS= asks for them.
+func (o Options) plans() []BootPlan {
+	var out []BootPlan
+	for _, plan := range Plans {
+		if len(o.Boots) > 0 && !slices.Contains(o.Boots, plan.Name) || plan.OptIn && !strings.Contains(o.Labels, plan.Labels) {
+			continue
+		}
+		out = append(out, plan)
+	}
+	return out
+}
+
+// repeatedParam refuses extra command-line words that set a parameter a
+// boot plan sets itself: the kernel would see both, and the plan's specs
+// would judge only one of them.
+func repeatedParam(extra []string, plans []BootPlan) error {
+	for _, w := range extra {
+		key, _, _ := strings.Cut(w, "=")
+		for _, plan := range plans {
+			for _, own := range plan.Append {
+				if k, _, _ := strings.Cut(own, "="); k == key {
+					return infra("-append %q sets %s, which boot %s sets itself (%s): the kernel would parse both; drop it, or leave that boot out with LABELS", w, key, plan.Name, own)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // bootOnce makes one boot of a plan and judges what came back.
@@ -242,7 +298,8 @@ func (o Options) bootOnce(ctx context.Context, m qemu.Machine, kernel, base, run
 	}
 	args := append(append(append([]string{}, DefaultBootArgs...), plan.Append...), o.BootArgs...)
 	boot := qemu.Boot{Machine: m, Kernel: kernel, Initrd: initrd, Append: args, CPUs: plan.CPUs,
-		Timeout: o.Timeout, ConsoleLog: filepath.Join(dir, "console.log"), Echo: o.Echo}
+		Timeout: o.Timeout, ConsoleLog: filepath.Join(dir, "console.log"), Echo: o.Echo,
+		EarlyConsole: len(plan.Append) > 0, Started: initramfs.StartMarker, BootQuiet: BootQuiet, RunQuiet: RunQuiet}
 	step := o.step("boot %s: %s", plan.Name, boot.CommandLine())
 	res, err := qemu.Run(ctx, boot)
 	step(err)
@@ -251,6 +308,9 @@ func (o Options) bootOnce(ctx context.Context, m qemu.Machine, kernel, base, run
 		return nil, res, infra("boot %s: %v", plan.Name, err)
 	}
 	os.WriteFile(filepath.Join(dir, "qemu-command.txt"), []byte(shellQuote(res.Command)+"\n"), 0o644)
+	if how := deathOf(res); how != "" {
+		return nil, res, &BootDied{Boot: plan.Name, Params: plan.Append, How: how, Console: boot.ConsoleLog}
+	}
 	reports, err := Judge(dir, res)
 	if err != nil {
 		return nil, res, infra("boot %s: %v", plan.Name, err)
@@ -262,6 +322,146 @@ func (o Options) bootOnce(ctx context.Context, m qemu.Machine, kernel, base, run
 		}
 	}
 	return reports, res, nil
+}
+
+// Silence limits of a boot's console. Before the guest's init starts, a
+// kernel that says nothing for BootQuiet has halted: even under emulation
+// the slowest boot here prints within a few seconds. Once the suite runs,
+// its longest quiet spell is the 30 s stress workload.
+const (
+	BootQuiet = 20 * time.Second
+	RunQuiet  = 2 * time.Minute
+)
+
+// BootDied is a boot whose kernel never reached the suite: it panicked, or
+// the init never started (a silent halt, a hang, QEMU gone).
+type BootDied struct {
+	Boot    string
+	Params  []string // the plan's own command-line words
+	How     string
+	Console string // the boot's console log
+}
+
+func (d *BootDied) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "boot %s did not reach the suite", d.Boot)
+	if len(d.Params) > 0 {
+		fmt.Fprintf(&b, " with %s on the kernel command line", strings.Join(d.Params, " "))
+	}
+	fmt.Fprintf(&b, ": %s", d.How)
+	console, _ := os.ReadFile(d.Console)
+	if oops := oopsLines(console, 16); len(oops) > 0 {
+		b.WriteString("\nthe kernel's report on the console:")
+		for _, l := range oops {
+			b.WriteString("\n  " + l)
+		}
+		return b.String()
+	}
+	tail := lastLines(console, 12)
+	if len(tail) == 0 {
+		b.WriteString("\nthe console shows nothing")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "\nthe console's last %d lines:", len(tail))
+	for _, l := range tail {
+		b.WriteString("\n  " + l)
+	}
+	return b.String()
+}
+
+// deathOf says how a boot died before its suite could report, or "" when
+// its kernel reached the suite and the frames must be judged.
+func deathOf(b *qemu.Result) string {
+	switch {
+	case b.Panic != "":
+		return "the kernel panicked: " + b.Panic
+	case b.Reached:
+		return ""
+	case b.Silent:
+		return fmt.Sprintf("the console fell silent for %s before the init started (a halt or a hang)", b.Quiet)
+	case b.TimedOut:
+		return fmt.Sprintf("the init had not started after %s", b.Duration.Round(time.Second))
+	}
+	return fmt.Sprintf("QEMU exited (status %d) before the init started", b.ExitCode)
+}
+
+// printkTime is the timestamp before a kernel message: the evidence keeps
+// the words, which are what fit in a mail's width.
+var printkTime = regexp.MustCompile(`^\[\s*\d+\.\d+\]\s?`)
+
+// oopsPart matches the lines of a kernel fault report a reviewer reads: the
+// fault, where it happened, the call trace and the panic.
+var oopsPart = regexp.MustCompile(`RIP: |pc : |lr : |Call [Tt]race:|\+0x[0-9a-f]+/0x[0-9a-f]+|Kernel panic`)
+
+// oopsLines returns the kernel's report of the first fault on the console,
+// at most n lines of it, or nothing when the console shows no fault.
+func oopsLines(console []byte, n int) []string {
+	var out []string
+	for _, l := range strings.Split(string(console), "\n") {
+		l = printkTime.ReplaceAllString(strings.TrimSpace(l), "")
+		switch {
+		case len(out) == 0 && (kernelTrouble.MatchString(l) || strings.Contains(l, "Kernel panic")):
+			out = append(out, l)
+		case len(out) > 0 && len(out) < n && oopsPart.MatchString(l):
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// linuxVersion is the kernel's banner line on the console.
+var linuxVersion = regexp.MustCompile(`Linux version (\S+) .*?(#\d+ .*)$`)
+
+// kernelFromConsole is the release and build of the kernel's banner, as
+// uname would give them, or "".
+func kernelFromConsole(console []byte) string {
+	for _, l := range strings.Split(string(console), "\n") {
+		if m := linuxVersion.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
+			return m[1] + " " + m[2] + " (from the console)"
+		}
+	}
+	return ""
+}
+
+// lastLines returns the last n non-blank lines of text, trimmed.
+func lastLines(text []byte, n int) []string {
+	var out []string
+	for _, l := range strings.Split(string(text), "\n") {
+		if l = printkTime.ReplaceAllString(strings.TrimSpace(l), ""); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out[max(0, len(out)-n):]
+}
+
+// controlPlan is a boot without any plan's parameters that runs one cheap
+// spec: it shows that the kernel comes up when a boot that has them did not.
+var controlPlan = BootPlan{Name: "control", Labels: "BASE-TRACEFS-01"}
+
+// controlBoot makes the control boot after died, when no boot without
+// parameters has been made yet. Its result is not reported, only whether
+// the kernel reached the suite: if it did not, nothing can be blamed on
+// the parameter and the run has no verdict.
+func (o Options) controlBoot(ctx context.Context, m qemu.Machine, kernel, base string, res *Result, died *BootDied) error {
+	_, boot, err := o.bootOnce(ctx, m, kernel, base, res.Dir, controlPlan, controlPlan.Labels)
+	res.Boots = append(res.Boots, BootResult{Plan: controlPlan, Boot: boot, Control: true})
+	if err != nil {
+		return infra("%v; and a control boot without its parameters failed too: %v", died, err)
+	}
+	return nil
+}
+
+// failedAs turns specs that plan's boot would have run into failures with
+// the reason, named after the boot as a made boot's specs are.
+func failedAs(plan BootPlan, specs types.SpecReports, reason string) types.Report {
+	r := types.Report{SuiteDescription: "boot " + plan.Name + " died", SuiteSucceeded: false}
+	for _, s := range specs {
+		s.State = types.SpecStateFailed
+		s.Failure = types.Failure{Message: reason}
+		s.ContainerHierarchyTexts = plan.prefixed(s.ContainerHierarchyTexts)
+		r.SpecReports = append(r.SpecReports, s)
+	}
+	return r
 }
 
 // appendConsole adds a boot's console to the run's console.log, so one

@@ -42,16 +42,29 @@ type Bin struct {
 	Records []Record
 }
 
-// ParseBin parses stack_map_bin for a profile ("v4" or "v3") in the
-// kernel's byte order. A magic that matches only when byte-swapped, or that
-// belongs to the other profile, is an error that says so.
-func ParseBin(data []byte, profile string, order binary.ByteOrder) (Bin, error) {
-	var bin Bin
+// HeaderError is a stack_map_bin header that cannot be trusted: shorter
+// than 16 bytes, or in the other byte order. Its records cannot be read.
+type HeaderError struct{ Reason string }
+
+func (e *HeaderError) Error() string { return "stack_map_bin header: " + e.Reason }
+
+// readHeader takes the first 16 bytes in the given byte order.
+func readHeader(data []byte, order binary.ByteOrder) (Header, error) {
 	if len(data) < headerSize {
-		return bin, fmt.Errorf("stack_map_bin: %d bytes, shorter than the 16-byte header", len(data))
+		return Header{}, &HeaderError{fmt.Sprintf("%d bytes, shorter than the 16-byte header", len(data))}
 	}
-	h := Header{order.Uint32(data), order.Uint32(data[4:]), order.Uint32(data[8:]), order.Uint32(data[12:])}
-	bin.Header = h
+	return Header{order.Uint32(data), order.Uint32(data[4:]), order.Uint32(data[8:]), order.Uint32(data[12:])}, nil
+}
+
+// CheckHeader checks the header against a profile ("v4" or "v3") in the
+// kernel's byte order: magic, version and the reserved field. A magic that
+// matches only when byte-swapped, or that belongs to the other profile, is
+// an error that says so. This is the whole of SM-BIN-01's layout.
+func CheckHeader(data []byte, profile string, order binary.ByteOrder) (Header, error) {
+	h, err := readHeader(data, order)
+	if err != nil {
+		return h, err
+	}
 	wantMagic, wantVersion, other, otherName := uint32(MagicV4), uint32(VersionV4), uint32(MagicV3), "v3"
 	if profile == "v3" {
 		wantMagic, wantVersion, other, otherName = MagicV3, VersionV3, MagicV4, "v4"
@@ -59,17 +72,35 @@ func ParseBin(data []byte, profile string, order binary.ByteOrder) (Bin, error) 
 	switch {
 	case h.Magic == wantMagic:
 	case h.Magic == swap32(wantMagic):
-		return bin, fmt.Errorf("stack_map_bin: magic %#08x is %#08x byte-swapped: header not in the kernel's byte order", h.Magic, wantMagic)
+		return h, fmt.Errorf("stack_map_bin: magic %#08x is %#08x byte-swapped: header not in the kernel's byte order", h.Magic, wantMagic)
 	case h.Magic == other || h.Magic == swap32(other):
-		return bin, fmt.Errorf("stack_map_bin: magic %#08x is the %s format's (version %d), want %#08x for %s", h.Magic, otherName, h.Version, wantMagic, profile)
+		return h, fmt.Errorf("stack_map_bin: magic %#08x is the %s format's (version %d), want %#08x for %s", h.Magic, otherName, h.Version, wantMagic, profile)
 	default:
-		return bin, fmt.Errorf("stack_map_bin: magic %#08x, want %#08x", h.Magic, wantMagic)
+		return h, fmt.Errorf("stack_map_bin: magic %#08x, want %#08x", h.Magic, wantMagic)
 	}
 	if h.Version != wantVersion {
-		return bin, fmt.Errorf("stack_map_bin: version %d, want %d for %s", h.Version, wantVersion, profile)
+		return h, fmt.Errorf("stack_map_bin: version %d, want %d for %s", h.Version, wantVersion, profile)
 	}
 	if h.Reserved != 0 {
-		return bin, fmt.Errorf("stack_map_bin: header reserved field %d, want 0", h.Reserved)
+		return h, fmt.Errorf("stack_map_bin: header reserved field %d, want 0", h.Reserved)
+	}
+	return h, nil
+}
+
+// ParseBin reads stack_map_bin's records, whatever the header's magic and
+// version say: the record layout is the same in every profile, and whether
+// the header is right is CheckHeader's question. Only a header in the other
+// byte order (a known magic byte-swapped) stops it, with a *HeaderError,
+// since its record count cannot be trusted then.
+func ParseBin(data []byte, order binary.ByteOrder) (Bin, error) {
+	var bin Bin
+	h, err := readHeader(data, order)
+	if err != nil {
+		return bin, err
+	}
+	bin.Header = h
+	if h.Magic == swap32(MagicV4) || h.Magic == swap32(MagicV3) {
+		return bin, &HeaderError{fmt.Sprintf("magic %#08x is a known magic byte-swapped: the header is not in the kernel's byte order, so its record count cannot be used", h.Magic)}
 	}
 	off := headerSize
 	for i := uint32(0); i < h.NrStacks; i++ {

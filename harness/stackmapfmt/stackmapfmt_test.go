@@ -2,6 +2,7 @@ package stackmapfmt
 
 import (
 	"encoding/binary"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -133,40 +134,84 @@ func TestParseBin(t *testing.T) {
 	le := binary.LittleEndian
 	recs := []Record{{ID: 3, Ref: 2, Addrs: []uint64{0xffff800080001000, TrampolineMarker}}, {ID: 17, Ref: 1, Addrs: []uint64{0xffff800080002000}}}
 	good := binFile(le, MagicV4, VersionV4, recs...)
-	bin, err := ParseBin(good, "v4", le)
+	bin, err := ParseBin(good, le)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(bin.Records) != 2 || bin.Records[0].Nr != 2 || bin.Records[1].ID != 17 || bin.Records[0].Addrs[1] != TrampolineMarker {
 		t.Fatalf("ParseBin() = %+v", bin)
 	}
-	if _, err := ParseBin(binFile(le, MagicV3, VersionV3, recs...), "v3", le); err != nil {
-		t.Fatalf("ParseBin(v3 file, v3) = %v", err)
+	// Records are read whatever the magic and version: the header is
+	// CheckHeader's question.
+	for name, data := range map[string][]byte{
+		"v3 header":     binFile(le, MagicV3, VersionV3, recs...),
+		"unknown magic": binFile(le, 0x12345678, 1, recs...),
+		"wrong version": binFile(le, MagicV4, 7, recs...),
+	} {
+		if b, err := ParseBin(data, le); err != nil || len(b.Records) != 2 {
+			t.Errorf("ParseBin(%s) = %d records, %v; want 2, nil", name, len(b.Records), err)
+		}
 	}
-	if b, err := ParseBin(binFile(le, MagicV4, VersionV4), "v4", le); err != nil || len(b.Records) != 0 {
+	if b, err := ParseBin(binFile(le, MagicV4, VersionV4), le); err != nil || len(b.Records) != 0 {
 		t.Fatalf("ParseBin(empty map) = %+v, %v", b, err)
+	}
+	var he *HeaderError
+	for name, data := range map[string][]byte{
+		"byte-swapped v4": binFile(binary.BigEndian, MagicV4, VersionV4, recs...),
+		"byte-swapped v3": binFile(binary.BigEndian, MagicV3, VersionV3, recs...),
+		"short header":    good[:10],
+	} {
+		if _, err := ParseBin(data, le); !errors.As(err, &he) {
+			t.Errorf("ParseBin(%s) = %v, want a *HeaderError", name, err)
+		}
+	}
+	for name, tc := range map[string]struct {
+		data []byte
+		want string
+	}{
+		"truncated record":    {good[:len(good)-3], "address bytes left"},
+		"cut in a head":       {good[:16+32+8], "into its 16-byte head"},
+		"cut between records": {good[:16+32], "ends at a record boundary after 1 of 2"},
+		"trailing bytes":      {append(append([]byte{}, good...), 0, 0, 0, 0), "bytes after the 2 records"},
+		"ids not ascending":   {binFile(le, MagicV4, VersionV4, recs[1], recs[0]), "want ascending"},
+		"record reserved":     {binFile(le, MagicV4, VersionV4, Record{ID: 1, Ref: 1, Reserved: 7, Addrs: []uint64{1}}), "reserved field 7"},
+		"nr 0":                {binFile(le, MagicV4, VersionV4, Record{ID: 1, Ref: 1}), "nr 0"},
+	} {
+		_, err := ParseBin(tc.data, le)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || errors.As(err, &he) {
+			t.Errorf("%s: ParseBin() = %v, want a record error containing %q", name, err, tc.want)
+		}
+	}
+}
+
+func TestCheckHeader(t *testing.T) {
+	le := binary.LittleEndian
+	rec := Record{ID: 3, Ref: 2, Addrs: []uint64{1}}
+	if _, err := CheckHeader(binFile(le, MagicV4, VersionV4, rec), "v4", le); err != nil {
+		t.Fatalf("CheckHeader(v4 file, v4) = %v", err)
+	}
+	if _, err := CheckHeader(binFile(le, MagicV3, VersionV3, rec), "v3", le); err != nil {
+		t.Fatalf("CheckHeader(v3 file, v3) = %v", err)
+	}
+	// The header alone: a file cut in its records still has a good header.
+	good := binFile(le, MagicV4, VersionV4, rec)
+	if _, err := CheckHeader(good[:len(good)-4], "v4", le); err != nil {
+		t.Fatalf("CheckHeader(truncated records) = %v", err)
 	}
 	for name, tc := range map[string]struct {
 		data    []byte
 		profile string
 		want    string
 	}{
-		"byte-swapped header": {binFile(binary.BigEndian, MagicV4, VersionV4, recs...), "v4", "byte-swapped"},
-		"v3 under v4":         {binFile(le, MagicV3, VersionV3, recs...), "v4", "v3 format"},
-		"v4 under v3":         {binFile(le, MagicV4, VersionV4, recs...), "v3", "v4 format"},
+		"byte-swapped header": {binFile(binary.BigEndian, MagicV4, VersionV4, rec), "v4", "byte-swapped"},
+		"v3 under v4":         {binFile(le, MagicV3, VersionV3, rec), "v4", "v3 format"},
+		"v4 under v3":         {binFile(le, MagicV4, VersionV4, rec), "v3", "v4 format"},
 		"wrong magic":         {binFile(le, 0x12345678, 1), "v4", "magic 0x12345678"},
-		"wrong version":       {binFile(le, MagicV4, 2, recs...), "v4", "version 2, want 1"},
-		"truncated record":    {good[:len(good)-3], "v4", "address bytes left"},
-		"cut in a head":       {good[:16+32+8], "v4", "into its 16-byte head"},
-		"cut between records": {good[:16+32], "v4", "ends at a record boundary after 1 of 2"},
-		"trailing bytes":      {append(append([]byte{}, good...), 0, 0, 0, 0), "v4", "bytes after the 2 records"},
+		"wrong version":       {binFile(le, MagicV4, 2, rec), "v4", "version 2, want 1"},
 		"short header":        {good[:10], "v4", "shorter than the 16-byte header"},
-		"ids not ascending":   {binFile(le, MagicV4, VersionV4, recs[1], recs[0]), "v4", "want ascending"},
-		"record reserved":     {binFile(le, MagicV4, VersionV4, Record{ID: 1, Ref: 1, Reserved: 7, Addrs: []uint64{1}}), "v4", "reserved field 7"},
-		"nr 0":                {binFile(le, MagicV4, VersionV4, Record{ID: 1, Ref: 1}), "v4", "nr 0"},
 	} {
-		if _, err := ParseBin(tc.data, tc.profile, le); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: ParseBin() = %v, want error containing %q", name, err, tc.want)
+		if _, err := CheckHeader(tc.data, tc.profile, le); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: CheckHeader() = %v, want error containing %q", name, err, tc.want)
 		}
 	}
 }
@@ -182,7 +227,7 @@ func TestParseTrace(t *testing.T) {
       suites.test-97      [000] .....    12.000004: <stack_id 12>
 `
 	ts := ParseTrace(text)
-	if len(ts.IDs) != 2 || ts.IDs[0] != 4711 || ts.IDs[1] != 12 || ts.FullStacks != 1 {
+	if len(ts.IDs) != 2 || ts.IDs[0] != 4711 || ts.IDs[1] != 12 || ts.FullStacks != 1 || ts.Deepest() != 2 {
 		t.Fatalf("ParseTrace() = %+v", ts)
 	}
 	if n := Events(text); n != 4 {
@@ -222,14 +267,11 @@ func FuzzParseStat(f *testing.F) {
 
 func FuzzParseBin(f *testing.F) {
 	le := binary.LittleEndian
-	f.Add(binFile(le, MagicV4, VersionV4, Record{ID: 3, Ref: 2, Addrs: []uint64{1, 2}}), false)
-	f.Add(binFile(le, MagicV3, VersionV3, Record{ID: 3, Ref: 2, Addrs: []uint64{1}}), true)
-	f.Fuzz(func(t *testing.T, data []byte, v3 bool) {
-		profile := "v4"
-		if v3 {
-			profile = "v3"
-		}
-		bin, err := ParseBin(data, profile, le)
+	f.Add(binFile(le, MagicV4, VersionV4, Record{ID: 3, Ref: 2, Addrs: []uint64{1, 2}}))
+	f.Add(binFile(le, MagicV3, VersionV3, Record{ID: 3, Ref: 2, Addrs: []uint64{1}}))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		CheckHeader(data, "v4", le)
+		bin, err := ParseBin(data, le)
 		if err == nil && len(bin.Records) != int(bin.Header.NrStacks) {
 			t.Fatalf("ParseBin accepted %d records for a header of %d", len(bin.Records), bin.Header.NrStacks)
 		}

@@ -9,6 +9,17 @@ import (
 type TraceStacks struct {
 	IDs        []int // every <stack_id N>, in order
 	FullStacks int   // "<stack trace>" blocks
+	// FullDepths are the frame counts of the "<stack trace>" blocks, in order.
+	FullDepths []int
+}
+
+// Deepest returns the frame count of the deepest full stack, or 0.
+func (t TraceStacks) Deepest() int {
+	d := 0
+	for _, n := range t.FullDepths {
+		d = max(d, n)
+	}
+	return d
 }
 
 var stackIDRE = regexp.MustCompile(`<stack_id (\d+)>$`)
@@ -22,6 +33,9 @@ func ParseTrace(text string) TraceStacks {
 			t.IDs = append(t.IDs, atoi(m[1]))
 		} else if strings.HasSuffix(line, "<stack trace>") {
 			t.FullStacks++
+			t.FullDepths = append(t.FullDepths, 0)
+		} else if strings.HasPrefix(strings.TrimSpace(line), "=>") && len(t.FullDepths) > 0 {
+			t.FullDepths[len(t.FullDepths)-1]++
 		}
 	}
 	return t

@@ -86,7 +86,7 @@ func run(console io.Writer) (int, error) {
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 15 * time.Second
 	cmd.Env = append(os.Environ(), "HOME=/tmp", "PATH=/")
-	log.Printf("running %s %q", initramfs.SuitePath, args)
+	fmt.Fprintf(console, "%s %s %q\n", initramfs.StartMarker, initramfs.SuitePath, args)
 	err = cmd.Run()
 	code := cmd.ProcessState.ExitCode()
 	var exitErr *exec.ExitError

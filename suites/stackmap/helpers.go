@@ -2,10 +2,12 @@ package stackmap
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"os"
 
 	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
+	"golang.org/x/sys/unix"
 
 	"github.com/ftrace-stackmap/conformance/harness"
 	fmtx "github.com/ftrace-stackmap/conformance/harness/stackmapfmt"
@@ -37,76 +39,136 @@ func quiet(tfs *harness.TraceFS) {
 }
 
 // resetMap empties the map as a precondition. Whether reset itself behaves
-// is the SM-RESET specs' question; here a failure leaves the spec undecided.
+// is the SM-RESET specs' question: a refused reset is SM-RESET-02's, and
+// UNRESOLVED for every other spec.
 func resetMap(tfs *harness.TraceFS) {
 	if err := tfs.Write(mapNode, "0"); err != nil {
-		harness.Unresolved("cannot reset the map before the spec: %v", err)
+		harness.Prerequisite("SM-RESET-02", fmt.Errorf("writing 0 to stack_map with tracing off: %w", err))
 	}
-	if err := tfs.Write("trace", ""); err != nil {
-		harness.Unresolved("cannot clear trace: %v", err)
-	}
+	harness.Must(tfs.Write("trace", ""), "clearing trace")
 }
 
 // record empties the map, runs the workload n times with stackmap and a
 // stack on every sched_process_exec, and returns with tracing off.
 func record(tfs *harness.TraceFS, n int) {
+	armRecording(tfs)
+	traceWorkload(tfs, n)
+	requireStackIDs(tfs, n)
+}
+
+// armRecording sets up what record traces with: nop tracer, stackmap on,
+// an empty map, stacktrace and the workload's events on, tracing off.
+func armRecording(tfs *harness.TraceFS) {
 	quiet(tfs)
-	resetMap(tfs)
 	harness.Set(tfs, optionNode, "1")
+	resetMap(tfs)
 	harness.Set(tfs, "options/stacktrace", "1")
 	for _, e := range stackEvents {
 		if tfs.Exists("events/" + e + "/enable") {
 			harness.Set(tfs, "events/"+e+"/enable", "1")
 		}
 	}
-	traceWorkload(tfs, n)
+}
+
+// requireStackIDs checks that a recorded workload put <stack_id N> lines in
+// trace: without them SM-OPT-03 is broken, and every spec built on a
+// recorded map is UNRESOLVED.
+func requireStackIDs(tfs *harness.TraceFS, n int) {
+	if ids := fmtx.ParseTrace(readTrace(tfs)).IDs; len(ids) == 0 {
+		harness.Prerequisite("SM-OPT-03", fmt.Errorf("no line of trace ends in <stack_id N> after %d stack-traced sched_process_exec events with stackmap on", n))
+	}
 }
 
 // traceWorkload runs the workload with tracing on, then turns tracing off.
 func traceWorkload(tfs *harness.TraceFS, n int) {
 	By("running the workload with tracing on")
-	if err := tfs.Write("tracing_on", "1"); err != nil {
-		harness.Unresolved("cannot turn tracing on: %v", err)
-	}
+	harness.Must(tfs.Write("tracing_on", "1"), "turning tracing on")
 	err := harness.RunWorkload(n)
-	if werr := tfs.Write("tracing_on", "0"); werr != nil {
-		harness.Unresolved("cannot turn tracing off: %v", werr)
-	}
-	if err != nil {
-		harness.Unresolved("%v", err)
-	}
+	harness.Must(tfs.Write("tracing_on", "0"), "turning tracing off")
+	harness.Must(err, "running the workload")
 }
 
-// readBlocks reads and parses stack_map; a parse error fails the spec.
+// readBlocks reads and parses stack_map. A read that fails, a block that
+// is not well-formed or out of order is SM-TEXT-01's; an id heading two
+// blocks is SM-TEXT-02's.
 func readBlocks(tfs *harness.TraceFS) []fmtx.Block {
 	text, err := tfs.Read(mapNode)
-	Expect(err).NotTo(HaveOccurred(), "reading stack_map")
+	harness.Prerequisite("SM-TEXT-01", wrap(err, "reading stack_map"))
 	blocks, err := fmtx.ParseText(text)
-	Expect(err).NotTo(HaveOccurred(), "stack_map is not well-formed")
+	harness.Prerequisite("SM-TEXT-01", err)
+	harness.Prerequisite("SM-TEXT-01", errorOf(fmtx.OrderError(blocks)))
+	harness.Prerequisite("SM-TEXT-02", errorOf(fmtx.DuplicateError(blocks)))
 	return blocks
 }
 
-// readStat reads and parses stack_map_stat; a parse error fails the spec.
+// readStat reads and parses stack_map_stat: a read that fails, a line out
+// of format or a success_rate that is wrong is SM-STAT-01's.
 func readStat(tfs *harness.TraceFS) fmtx.Stat {
 	text, err := tfs.Read(statNode)
-	Expect(err).NotTo(HaveOccurred(), "reading stack_map_stat")
+	harness.Prerequisite("SM-STAT-01", wrap(err, "reading stack_map_stat"))
 	st, err := fmtx.ParseStat(text)
-	Expect(err).NotTo(HaveOccurred(), "stack_map_stat is not well-formed:\n%s", text)
+	harness.Prerequisite("SM-STAT-01", wrap(err, "stack_map_stat:\n"+text))
+	harness.Prerequisite("SM-STAT-01", errorOf(st.RateError()))
 	return st
 }
 
-// readBin reads and parses stack_map_bin for the run's profile.
-func readBin(tfs *harness.TraceFS) fmtx.Bin {
+// readBinFile reads stack_map_bin whole. A read that fails is SM-BIN-02's
+// (the records fill the file); ENOMEM at open is allowed by the contract.
+func readBinFile(tfs *harness.TraceFS) []byte {
 	data, err := os.ReadFile(tfs.Path(binNode))
-	Expect(err).NotTo(HaveOccurred(), "reading stack_map_bin")
-	bin, err := fmtx.ParseBin(data, harness.Profile(), binary.NativeEndian)
-	Expect(err).NotTo(HaveOccurred())
+	if harness.Errno(err) == unix.ENOMEM {
+		harness.Unsupported("stack_map_bin open() gave ENOMEM: the snapshot of a map this large does not fit")
+	}
+	harness.Prerequisite("SM-BIN-02", wrap(err, "reading stack_map_bin"))
+	return data
+}
+
+// readBin reads stack_map_bin's records. Which header it has is SM-BIN-01's
+// question alone: records are read whatever the magic says, unless the
+// header is in the wrong byte order (SM-BIN-01); records that do not parse
+// are SM-BIN-02's.
+func readBin(tfs *harness.TraceFS) fmtx.Bin {
+	return parseBin(readBinFile(tfs))
+}
+
+// parseBin is readBin for bytes already read.
+func parseBin(data []byte) fmtx.Bin {
+	bin, err := fmtx.ParseBin(data, binary.NativeEndian)
+	var header *fmtx.HeaderError
+	if errors.As(err, &header) {
+		harness.Prerequisite("SM-BIN-01", err)
+	}
+	harness.Prerequisite("SM-BIN-02", err)
 	return bin
 }
 
-// readTrace returns trace's text.
+// readTrace returns trace's text; reading it is a setup step.
 func readTrace(tfs *harness.TraceFS) string {
 	text, err := tfs.Read("trace")
-	Expect(err).NotTo(HaveOccurred(), "reading trace")
+	harness.Must(err, "reading trace")
 	return text
+}
+
+// errorOf turns a parser's problem text into an error ("" is none).
+func errorOf(problem string) error {
+	if problem == "" {
+		return nil
+	}
+	return errors.New(problem)
+}
+
+// wrap adds what was being done to an error, keeping nil nil.
+func wrap(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// errText names an error for a report: "success" rather than Go's <nil>.
+func errText(err error) string {
+	if err == nil {
+		return "success"
+	}
+	return err.Error()
 }

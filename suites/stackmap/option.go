@@ -56,4 +56,22 @@ var _ = describe("the stackmap option", func() {
 		Expect(stacks.IDs).To(BeEmpty(), "<stack_id> lines with no stack source on:\n%s", trace)
 		Expect(stacks.FullStacks).To(BeZero(), "<stack trace> blocks with no stack source on:\n%s", trace)
 	})
+
+	harness.ReqIt("SM-OPT-04", "keeps the map when the option is turned off and the tracer set back to nop", func() {
+		tfs := harness.Root()
+		record(tfs, workloadRuns)
+		blocks := readBlocks(tfs)
+		entries := readStat(tfs).Entries
+		ids := fmtx.ParseTrace(readTrace(tfs)).IDs
+
+		By("turning stackmap off and setting the tracer to nop")
+		harness.Must(tfs.Write(optionNode, "0"), "turning stackmap off")
+		harness.Must(tfs.Write("current_tracer", "nop"), "setting the nop tracer")
+		Expect(readBlocks(tfs)).To(Equal(blocks), "stack_map changed when the option went off")
+		Expect(readStat(tfs).Entries).To(Equal(entries), "stack_map_stat entries changed when the option went off")
+		after := fmtx.IDs(readBlocks(tfs))
+		for _, id := range ids {
+			Expect(after).To(HaveKey(id), "<stack_id %d> in trace no longer resolves once the option is off", id)
+		}
+	})
 })

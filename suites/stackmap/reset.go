@@ -2,6 +2,7 @@ package stackmap
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -20,10 +21,8 @@ const marker = "smct-reset-marker"
 func populate(tfs *harness.TraceFS) int64 {
 	record(tfs, workloadRuns)
 	harness.Set(tfs, "tracing_on", "1")
-	if err := tfs.Write("trace_marker", marker); err != nil {
-		harness.Unresolved("cannot write trace_marker: %v", err)
-	}
-	Expect(tfs.Write("tracing_on", "0")).To(Succeed())
+	harness.Must(tfs.Write("trace_marker", marker), "writing trace_marker")
+	harness.Must(tfs.Write("tracing_on", "0"), "turning tracing off")
 	st := readStat(tfs)
 	if st.Entries == 0 {
 		harness.Unresolved("the map is still empty after a traced workload: nothing to check a reset against")
@@ -37,44 +36,59 @@ func unchanged(tfs *harness.TraceFS, entries int64, what string) {
 	Expect(readTrace(tfs)).To(ContainSubstring(marker), "trace was cleared by %s", what)
 }
 
+// resetAsSetup resets the map as a step of a spec about what a reset
+// leaves: a refused reset is SM-RESET-02's failure, not this spec's.
+func resetAsSetup(tfs *harness.TraceFS, input string) {
+	if err := tfs.Write(mapNode, input); err != nil {
+		harness.Prerequisite("SM-RESET-02", fmt.Errorf("writing %q to stack_map with tracing off: %w", input, err))
+	}
+}
+
 var _ = describe("resetting the map", func() {
 	harness.ReqIt("SM-RESET-01", "refuses a reset with EBUSY while tracing is on, and changes nothing", func() {
 		tfs := harness.Root()
 		entries := populate(tfs)
-		Expect(tfs.Write("options/stacktrace", "0")).To(Succeed(), "turning the stack source off")
-		Expect(tfs.ReadTrimmed("current_tracer")).To(Equal("nop"))
-		Expect(tfs.Write("tracing_on", "1")).To(Succeed())
-		err := tfs.Write(mapNode, "0")
-		Expect(tfs.Write("tracing_on", "0")).To(Succeed())
-		Expect(harness.Errno(err)).To(Equal(unix.EBUSY), "writing 0 to stack_map with tracing_on=1: got %v, want EBUSY", err)
+		harness.Must(tfs.Write("options/stacktrace", "0"), "turning the stack source off")
+		tracer, err := tfs.ReadTrimmed("current_tracer")
+		harness.Must(err, "reading current_tracer")
+		if tracer != "nop" {
+			harness.Unresolved("current_tracer is %q, want nop: the reset would race a tracer", tracer)
+		}
+		harness.Must(tfs.Write("tracing_on", "1"), "turning tracing on")
+		err = tfs.Write(mapNode, "0")
+		harness.Must(tfs.Write("tracing_on", "0"), "turning tracing off")
+		Expect(harness.Errno(err)).To(Equal(unix.EBUSY), "writing 0 to stack_map with tracing_on=1: got %s, want EBUSY", errText(err))
 		unchanged(tfs, entries, "a refused reset")
 	})
 
-	harness.ReqIt("SM-RESET-02", "accepts 0 and reset, with or without a newline, and reports every byte written", func() {
+	harness.ReqIt("SM-RESET-02", "accepts 0 and reset, with or without a newline, with the option on or off, and reports every byte written", func() {
 		tfs := harness.Root()
 		quiet(tfs)
-		for _, in := range []string{"0", "0\n", "reset", "reset\n"} {
-			n, err := tfs.WriteBytes(mapNode, []byte(in), 0)
-			Expect(err).NotTo(HaveOccurred(), "writing %q to stack_map with tracing off", in)
-			Expect(n).To(Equal(len(in)), "write(%q) returned %d, want %d", in, n, len(in))
+		for _, option := range []string{"1", "0"} {
+			harness.Set(tfs, optionNode, option)
+			for _, in := range []string{"0", "0\n", "reset", "reset\n"} {
+				n, err := tfs.WriteBytes(mapNode, []byte(in), 0)
+				Expect(err).NotTo(HaveOccurred(), "writing %q to stack_map with tracing off and options/stackmap=%s", in, option)
+				Expect(n).To(Equal(len(in)), "write(%q) with options/stackmap=%s returned %d, want %d", in, option, n, len(in))
+			}
 		}
 	})
 
 	harness.ReqIt("SM-RESET-03", "refuses every other write with EINVAL, even while tracing, and changes nothing", func() {
 		tfs := harness.Root()
 		entries := populate(tfs)
-		Expect(tfs.Write("options/stacktrace", "0")).To(Succeed(), "turning the stack source off")
+		harness.Must(tfs.Write("options/stacktrace", "0"), "turning the stack source off")
 		bad := []string{"1", "foo", "00", "0 ", " 0", "0\n\n", "reset\r\n", "resetx", "reset\n\n\n", "00000000", ""}
 		var wrong []string
 		for _, tracing := range []string{"0", "1"} {
-			Expect(tfs.Write("tracing_on", tracing)).To(Succeed())
+			harness.Must(tfs.Write("tracing_on", tracing), "writing %s to tracing_on", tracing)
 			for _, in := range bad {
 				_, err := tfs.WriteBytes(mapNode, []byte(in), 0)
 				if harness.Errno(err) != unix.EINVAL {
-					wrong = append(wrong, fmt.Sprintf("%q with tracing_on=%s: got %v, want EINVAL", in, tracing, err))
+					wrong = append(wrong, fmt.Sprintf("%q with tracing_on=%s: got %s, want EINVAL", in, tracing, errText(err)))
 				}
 			}
-			Expect(tfs.Write("tracing_on", "0")).To(Succeed())
+			harness.Must(tfs.Write("tracing_on", "0"), "turning tracing off")
 		}
 		Expect(wrong).To(BeEmpty(), "stack_map writes: %s", strings.Join(wrong, "; "))
 		unchanged(tfs, entries, "refused writes")
@@ -83,12 +97,10 @@ var _ = describe("resetting the map", func() {
 	harness.ReqIt("SM-RESET-04", "empties the map, its counters and the binary export", func() {
 		tfs := harness.Root()
 		populate(tfs)
-		Expect(tfs.Write(mapNode, "reset")).To(Succeed())
-		st := readStat(tfs)
+		resetAsSetup(tfs, "reset")
+		st := readStat(tfs) // SM-STAT-01 checks that no success_rate line is left
 		Expect([]int64{st.Entries, st.Successes, st.Drops}).To(Equal([]int64{0, 0, 0}),
 			"after a reset: entries %d, successes %d, drops %d, want 0", st.Entries, st.Successes, st.Drops)
-		Expect(st.HasSuccessRate).To(BeFalse(), "success_rate line after a reset")
-		Expect(st.Capacity).To(BeNumerically(">", 0))
 		Expect(readBlocks(tfs)).To(BeEmpty(), "stack_map blocks after a reset")
 		Expect(readBin(tfs).Records).To(BeEmpty(), "stack_map_bin records after a reset")
 	})
@@ -103,8 +115,10 @@ var _ = describe("resetting the map", func() {
 			traceWorkload(tfs, workloadRuns)
 		}
 		before := fmtx.ParseTrace(readTrace(tfs)).IDs
-		Expect(before).NotTo(BeEmpty(), "no <stack_id> in trace before the reset")
-		Expect(tfs.Write(mapNode, "0")).To(Succeed())
+		if len(before) == 0 {
+			harness.Unresolved("no <stack_id> in trace before the reset: nothing to see cleared")
+		}
+		resetAsSetup(tfs, "0")
 		after := readTrace(tfs)
 		if harness.Profile() == harness.ProfileV3 {
 			Expect(fmtx.ParseTrace(after).IDs).To(HaveLen(len(before)), "v3 keeps the ring buffer: stale <stack_id> lines, before and after the reset")
@@ -113,27 +127,34 @@ var _ = describe("resetting the map", func() {
 		Expect(fmtx.Events(after)).To(BeZero(), "trace still holds events after a reset:\n%s", after)
 		if snapshot {
 			text, err := tfs.Read("snapshot")
-			Expect(err).NotTo(HaveOccurred())
+			harness.Must(err, "reading snapshot")
 			Expect(fmtx.Events(text)).To(BeZero(), "the snapshot buffer still holds events after a reset:\n%s", text)
 		}
 	})
 })
 
+// snapshotFree matches what a snapshot file says when no snapshot buffer
+// is allocated (6.12 prints "Snapshot is freed"; older kernels differ).
+var snapshotFree = regexp.MustCompile(`Snapshot is freed|NOT ALLOCATED`)
+
 // takeSnapshot copies the buffer into the snapshot buffer, when the kernel
-// has one and it is not in use, and frees it when the spec ends.
+// has one and it is not in use, and frees it when the spec ends. When it
+// cannot, the spec checks the main buffer only, and says so in its report.
 func takeSnapshot(tfs *harness.TraceFS) bool {
 	if !tfs.Exists("snapshot") {
+		harness.Note("only the main buffer checked: the kernel has no snapshot file")
 		return false
 	}
 	text, err := tfs.Read("snapshot")
-	if err != nil || !strings.Contains(text, "NOT ALLOCATED") {
-		return false // someone else's snapshot: leave it alone
+	harness.Must(err, "reading snapshot")
+	if !snapshotFree.MatchString(text) {
+		harness.Note("only the main buffer checked: a snapshot buffer is already allocated, by someone else")
+		return false
 	}
-	if err := tfs.Write("snapshot", "1"); err != nil {
-		harness.Unresolved("cannot take a snapshot: %v", err)
-	}
+	harness.Must(tfs.Write("snapshot", "1"), "taking a snapshot")
 	DeferCleanup(tfs.Write, "snapshot", "0")
-	text, _ = tfs.Read("snapshot")
+	text, err = tfs.Read("snapshot")
+	harness.Must(err, "reading snapshot")
 	if !strings.Contains(text, marker) {
 		harness.Unresolved("the snapshot does not hold the events it was taken of")
 	}

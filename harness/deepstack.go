@@ -1,0 +1,150 @@
+package harness
+
+import (
+	"fmt"
+	"net"
+	"runtime"
+
+	. "github.com/onsi/ginkgo/v2"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// A deep kernel stack on demand, for SM-DEPTH-01: a UDP sendfile() through
+// seven VLAN devices stacked on a dummy device (the nesting limit), traced
+// by a chain of four synthetic events fired from hist triggers, each level
+// a few frames deeper. Measured at 67 frames on x86_64 and 79 on arm64 for
+// the last event of the chain; any one part alone stays far below 64.
+
+// vlanLevels is how many VLANs are stacked: the kernel refuses an eighth.
+const vlanLevels = 7
+
+// DeepChainEvents are the synthetic events of the chain, shallowest first;
+// the last fires deepest.
+var DeepChainEvents = []string{"s1", "s2", "s3", "s4"}
+
+// DeepSender sends one datagram by sendfile() through the stacked devices.
+type DeepSender struct {
+	sock, file int
+}
+
+// Send makes one deep stack: 64 bytes from a memory file to the socket.
+func (d *DeepSender) Send() error {
+	off := int64(0)
+	_, err := unix.Sendfile(d.sock, d.file, &off, 64)
+	return err
+}
+
+// NewDeepSender builds the device stack in a network namespace of its own,
+// so that nothing outside the test sees it, and returns a sender whose
+// socket lives there. The namespace and its devices go when the spec ends.
+// A kernel that cannot build it (no network namespaces, dummy or VLAN
+// devices) makes the spec UNSUPPORTED with the reason.
+func NewDeepSender() *DeepSender {
+	type result struct {
+		sock int
+		err  error
+		need bool // the error means the kernel lacks something
+	}
+	done := make(chan result, 1)
+	go func() {
+		// The thread is left locked: it ends with the goroutine, and the
+		// namespace it entered with it.
+		runtime.LockOSThread()
+		sock, need, err := buildDeepNet()
+		done <- result{sock, err, need}
+	}()
+	r := <-done
+	switch {
+	case r.err != nil && r.need:
+		Unsupported("no deep kernel stack to test with: %v", r.err)
+	case r.err != nil:
+		Unresolved("building the deep-stack network: %v", r.err)
+	}
+	DeferCleanup(unix.Close, r.sock)
+	file, err := unix.MemfdCreate("smct-deep", 0)
+	Must(err, "making a memory file to send from")
+	DeferCleanup(unix.Close, file)
+	_, err = unix.Write(file, make([]byte, 64))
+	Must(err, "filling the memory file")
+	return &DeepSender{sock: r.sock, file: file}
+}
+
+// buildDeepNet runs on a locked thread: it enters a new network namespace,
+// stacks the devices, and connects a UDP socket across them.
+func buildDeepNet() (sock int, need bool, err error) {
+	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+		return -1, true, fmt.Errorf("unshare(CLONE_NEWNET): %w (CONFIG_NET_NS?)", err)
+	}
+	h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
+	if err != nil {
+		return -1, true, fmt.Errorf("netlink: %w", err)
+	}
+	defer h.Close()
+	var parent netlink.Link = &netlink.Dummy{LinkAttrs: netlink.LinkAttrs{Name: "d0"}}
+	if err := h.LinkAdd(parent); err != nil {
+		return -1, true, fmt.Errorf("adding a dummy device: %w (CONFIG_DUMMY?)", err)
+	}
+	for i := 1; i <= vlanLevels; i++ {
+		if parent, err = h.LinkByName(parent.Attrs().Name); err != nil {
+			return -1, false, err
+		}
+		if err := h.LinkSetUp(parent); err != nil {
+			return -1, false, fmt.Errorf("setting %s up: %w", parent.Attrs().Name, err)
+		}
+		vlan := &netlink.Vlan{LinkAttrs: netlink.LinkAttrs{Name: fmt.Sprintf("v%d", i), ParentIndex: parent.Attrs().Index}, VlanId: 100 + i}
+		if err := h.LinkAdd(vlan); err != nil {
+			return -1, true, fmt.Errorf("stacking VLAN %d of %d: %w (CONFIG_VLAN_8021Q?)", i, vlanLevels, err)
+		}
+		parent = vlan
+	}
+	top, err := h.LinkByName(parent.Attrs().Name)
+	if err != nil {
+		return -1, false, err
+	}
+	if err := h.LinkSetUp(top); err != nil {
+		return -1, false, fmt.Errorf("setting %s up: %w", top.Attrs().Name, err)
+	}
+	addr := &netlink.Addr{IPNet: &net.IPNet{IP: net.IPv4(10, 0, 0, 1), Mask: net.CIDRMask(24, 32)}}
+	if err := h.AddrAdd(top, addr); err != nil {
+		return -1, false, fmt.Errorf("adding 10.0.0.1/24 to %s: %w", top.Attrs().Name, err)
+	}
+	sock, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, true, fmt.Errorf("a UDP socket: %w (CONFIG_INET?)", err)
+	}
+	if err := unix.Connect(sock, &unix.SockaddrInet4{Port: 9, Addr: [4]byte{10, 0, 0, 2}}); err != nil {
+		unix.Close(sock)
+		return -1, false, fmt.Errorf("connecting to 10.0.0.2:9 through %s: %w", top.Attrs().Name, err)
+	}
+	return sock, false, nil
+}
+
+// SetUpDeepChain defines the synthetic events and the hist triggers that
+// chain them to every transmit, and removes them when the spec ends. A
+// kernel without synthetic events or hist triggers makes the spec
+// UNSUPPORTED.
+func SetUpDeepChain(t *TraceFS) {
+	Require(t, Node("synthetic_events"), Event("net/net_dev_start_xmit"))
+	// Cleanups run last-registered first: triggers go before the events
+	// they name, and each event after its own trigger.
+	for _, name := range DeepChainEvents {
+		def := name + " unsigned int v"
+		if err := t.Append("synthetic_events", def); err != nil {
+			Unsupported("cannot define the synthetic event %q: %v (CONFIG_SYNTH_EVENTS?)", def, err)
+		}
+		DeferCleanup(t.Append, "synthetic_events", "!"+name)
+	}
+	triggers := [][2]string{{"net/net_dev_start_xmit", "hist:keys=len:l=len:onmatch(net.net_dev_start_xmit).trace(s1,$l)"}}
+	for i, name := range DeepChainEvents[:len(DeepChainEvents)-1] {
+		next := DeepChainEvents[i+1]
+		triggers = append(triggers, [2]string{"synthetic/" + name, fmt.Sprintf("hist:keys=v:w=v:onmatch(synthetic.%s).trace(%s,$w)", name, next)})
+	}
+	for _, tr := range triggers {
+		node := "events/" + tr[0] + "/trigger"
+		if err := t.Append(node, tr[1]); err != nil {
+			Unsupported("cannot set the hist trigger %q on %s: %v (CONFIG_HIST_TRIGGERS?)", tr[1], tr[0], err)
+		}
+		DeferCleanup(t.Append, node, "!"+tr[1])
+	}
+}

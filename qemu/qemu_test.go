@@ -1,0 +1,68 @@
+package qemu
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// fakeQEMU is a script standing in for QEMU: it prints what a guest would
+// print and then stays quiet.
+func fakeQEMU(t *testing.T, script string) Machine {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "qemu-fake")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return Machine{Arch: "x86_64", Binary: bin, Console: "ttyS0", EarlyCon: "uart8250,io,0x3f8"}
+}
+
+func boot(t *testing.T, m Machine) Boot {
+	return Boot{Machine: m, Timeout: time.Minute, ConsoleLog: filepath.Join(t.TempDir(), "console.log"),
+		Started: "smct-init: running", BootQuiet: time.Second, RunQuiet: 2 * time.Second}
+}
+
+func TestSilentBeforeInitIsSeenQuickly(t *testing.T) {
+	b := boot(t, fakeQEMU(t, "echo 'Booting from ROM..'\nexec sleep 60\n"))
+	res, err := Run(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Silent || res.Reached || res.Quiet != time.Second || res.TimedOut {
+		t.Fatalf("Run() = %+v, want silent before the init, after 1s", res)
+	}
+	if res.Duration > 10*time.Second {
+		t.Fatalf("a silent guest took %s to notice, want about the 1s limit", res.Duration)
+	}
+}
+
+func TestSilentAfterInitUsesTheRunLimit(t *testing.T) {
+	// Quiet for longer than BootQuiet but less than RunQuiet after the
+	// init started: not silent.
+	b := boot(t, fakeQEMU(t, "echo 'smct-init: running /suites.test'\nsleep 1.5\necho done\n"))
+	res, err := Run(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Silent || !res.Reached {
+		t.Fatalf("Run() = %+v, want reached and not silent", res)
+	}
+	b = boot(t, fakeQEMU(t, "echo 'smct-init: running /suites.test'\nexec sleep 60\n"))
+	if res, err = Run(context.Background(), b); err != nil || !res.Silent || !res.Reached || res.Quiet != 2*time.Second {
+		t.Fatalf("Run(quiet after init) = %+v, %v; want silent after 2s with the init reached", res, err)
+	}
+}
+
+func TestEarlyConsoleComesFirst(t *testing.T) {
+	b := Boot{Machine: Machines["arm64"], Append: []string{"ftrace_stackmap.bits"}, EarlyConsole: true}
+	want := "earlycon=pl011,0x9000000 console=ttyAMA0 panic=-1 loglevel=4 ftrace_stackmap.bits"
+	if got := b.CommandLine(); got != want {
+		t.Fatalf("CommandLine() = %q, want %q", got, want)
+	}
+	b.EarlyConsole = false
+	if got := b.CommandLine(); got != "console=ttyAMA0 panic=-1 loglevel=4 ftrace_stackmap.bits" {
+		t.Fatalf("CommandLine() without early console = %q", got)
+	}
+}
