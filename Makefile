@@ -1,6 +1,7 @@
 # ftrace stackmap conformance suite.
 #
 #   make qemu-test ARCH=arm64|x86_64 [KERNEL=path] [IMAGE=lock-entry] [PROFILE=v4|v3] [LABELS=filter]
+#                  [FTRACETEST=tree/tools/testing/selftests/ftrace] [FTRACETEST_MATCH=stackmap]
 #   make kernel ARCH=... [PIN=1]   build the reference kernel (cached)
 #   make mutants ARCH=...          every fault switch of the reference kernel must be caught
 #   make stress ARCH=...           the hot path under load
@@ -16,6 +17,8 @@ IMAGE   ?=
 PROFILE ?= v4
 LABELS  ?=
 TIMEOUT ?= 5m
+FTRACETEST ?=
+FTRACETEST_MATCH ?= stackmap
 # Go lives in /usr/local/go on a fresh machine, maybe not on PATH.
 GO      ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 
@@ -30,7 +33,8 @@ smct:
 
 qemu-test: smct
 	@./bin/smct qemu-test -arch '$(ARCH)' -kernel '$(KERNEL)' -image '$(IMAGE)' \
-		-profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)'
+		-profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' \
+		-ftracetest '$(FTRACETEST)' -ftracetest-match '$(FTRACETEST_MATCH)'
 
 # The reference kernel (kernel/), built and cached; PIN=1 records it in images.lock.
 kernel: smct

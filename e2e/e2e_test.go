@@ -12,6 +12,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -118,8 +120,9 @@ func TestBadInputGetsAReasonAndExit2(t *testing.T) {
 		{"an unknown arch", []string{"-arch", "riscv64"}, `ARCH="riscv64"`},
 		{"an unknown profile", []string{"-arch", "arm64", "-profile", "v9"}, `PROFILE="v9"`},
 		{"an unknown lock entry", []string{"-arch", "arm64", "-image", "nope"}, "no entry"},
-		{"a guest that panics", []string{"-arch", "arm64", "-image", "debian-6.12", "-append", "rdinit=/nonexistent"}, "guest kernel panicked"},
-		{"a guest that hangs", []string{"-arch", "x86_64", "-image", "debian-6.12", "-timeout", "2s"}, "did not power off"},
+		{"a guest that panics", []string{"-arch", "arm64", "-image", "debian-6.12", "-append", "rdinit=/nonexistent"}, "the kernel panicked"},
+		{"a guest that hangs", []string{"-arch", "x86_64", "-image", "debian-6.12", "-timeout", "2s"}, "the init had not started after 2s"},
+		{"an -append that repeats a boot's own parameter", []string{"-arch", "arm64", "-append", "ftrace_stackmap.bits=11"}, "which boot bits-12 sets itself"},
 		{"labels that select nothing", []string{"-arch", "arm64", "-image", "debian-6.12", "-labels", "no-such-label"}, "selects no spec"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -228,6 +231,66 @@ func TestReferenceKernelPassesEverySpec(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// coverage reads the "requirements:" table of a run's output: each
+// requirement's class.
+func coverage(stdout string) map[string]string {
+	cov := map[string]string{}
+	for _, l := range strings.Split(stdout, "\n") {
+		if f := strings.Fields(l); len(f) == 2 && strings.HasPrefix(l, "  ") && (strings.HasPrefix(f[0], "SM-") || strings.HasPrefix(f[0], "BASE-")) {
+			cov[f[0]] = f[1]
+		}
+	}
+	return cov
+}
+
+// only returns the requirements of cov in a class, sorted.
+func only(cov map[string]string, class string) []string {
+	var ids []string
+	for id, c := range cov {
+		if c == class {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// One cause, one failure: a kernel that behaves as the v3 posting, checked
+// against the v4 profile, fails the requirements where v3 and v4 differ
+// and nothing else, without a single UNRESOLVED.
+func TestV3KernelUnderV4FailsOnlyTheDifferences(t *testing.T) {
+	r := qemuTest(t, "-arch", "x86_64", "-profile", "v4", "-append", "ftrace_stackmap.profile=v3")
+	cov := coverage(r.stdout)
+	want := []string{"SM-BIN-01", "SM-DEPTH-01", "SM-INST-02", "SM-RESET-05"}
+	if got := only(cov, "FAIL"); r.code != 1 || !slices.Equal(got, want) {
+		t.Fatalf("exit %d, FAIL %v; want exit 1 and FAIL exactly %v", r.code, got, want)
+	}
+	if got := only(cov, "UNRESOLVED"); len(got) > 0 {
+		t.Fatalf("UNRESOLVED %v: a v3 kernel's header must not leave other requirements undecided", got)
+	}
+}
+
+// A kernel that dies on the parameter a boot exists to test fails that
+// boot's requirement, with the console as evidence, quickly, and every
+// other boot's results stay.
+func TestBootThatDiesIsAFailureNotTheEnd(t *testing.T) {
+	start := time.Now()
+	r := qemuTest(t, "-arch", "x86_64", "-append", "ftrace_stackmap.faults=bits_null")
+	cov := coverage(r.stdout)
+	if got := only(cov, "FAIL"); r.code != 1 || !slices.Equal(got, []string{"SM-BOOT-03"}) {
+		t.Fatalf("exit %d, FAIL %v; want exit 1 and FAIL SM-BOOT-03 alone", r.code, got)
+	}
+	if n := len(only(cov, "PASS")); n < len(cov)-2 {
+		t.Fatalf("only %d of %d requirements passed: the other boots' results were lost", n, len(cov))
+	}
+	if !strings.Contains(r.stdout, "did not reach the suite") || !strings.Contains(r.stdout, "NULL pointer dereference") {
+		t.Fatalf("the failure does not show the console's fault:\n%s", r.stdout)
+	}
+	if took := time.Since(start); took > 3*time.Minute {
+		t.Fatalf("took %s: a boot that dies must not cost the whole timeout", took)
 	}
 }
 

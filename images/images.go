@@ -25,6 +25,9 @@ import (
 type Lock struct {
 	Default string  `yaml:"default"` // the entry `make qemu-test` boots without IMAGE=
 	Entries []Entry `yaml:"entries"`
+	// Tools are programs the guest may need besides the suite, pinned like
+	// a debian entry's kernel: the file at path inside the package.
+	Tools []Entry `yaml:"tools"`
 }
 
 // Entry is one kernel, pinned for each arch it exists for.
@@ -98,7 +101,31 @@ func (l *Lock) check() error {
 	if !seen[l.Default] {
 		return fmt.Errorf("default %q is not an entry", l.Default)
 	}
+	tools := map[string]bool{}
+	for i := range l.Tools {
+		t := &l.Tools[i]
+		if t.Name == "" || tools[t.Name] {
+			return fmt.Errorf("tool name %q empty or repeated", t.Name)
+		}
+		tools[t.Name] = true
+		if t.Kind != KindDebian {
+			return fmt.Errorf("tool %s: kind %q, want %s", t.Name, t.Kind, KindDebian)
+		}
+		if err := CheckEntry(t); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// Tool finds a pinned tool by name.
+func (l *Lock) Tool(name string) (*Entry, error) {
+	for i := range l.Tools {
+		if l.Tools[i].Name == name {
+			return &l.Tools[i], nil
+		}
+	}
+	return nil, fmt.Errorf("images.lock pins no tool %q", name)
 }
 
 // CheckEntry checks one entry by its form, offline.

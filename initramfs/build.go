@@ -148,8 +148,9 @@ func (b Builder) goTool(ctx context.Context, goarch string, args ...string) erro
 	return nil
 }
 
-// WithRunConfig writes out = base followed by an archive holding cfg.
-func WithRunConfig(base, out string, cfg RunConfig) error {
+// WithRunConfig writes out = base followed by an archive holding cfg and
+// any extra files.
+func WithRunConfig(base, out string, cfg RunConfig, extra ...cpio.Record) error {
 	js, err := json.Marshal(cfg)
 	if err != nil {
 		return err
@@ -168,8 +169,9 @@ func WithRunConfig(base, out string, cfg RunConfig) error {
 		return err
 	}
 	w := cpio.Newc.Writer(dst)
-	rec := cpio.StaticFile(strings.TrimPrefix(RunConfigPath, "/"), string(js), 0o644)
-	if err := cpio.WriteRecordsAndDirs(w, []cpio.Record{cpio.MakeReproducible(rec)}); err != nil {
+	records := append([]cpio.Record{cpio.StaticFile(strings.TrimPrefix(RunConfigPath, "/"), string(js), 0o644)}, extra...)
+	cpio.MakeAllReproducible(records)
+	if err := cpio.WriteRecordsAndDirs(w, records); err != nil {
 		dst.Close()
 		return err
 	}

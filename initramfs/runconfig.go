@@ -14,6 +14,19 @@ const (
 	RunConfigPath = "/etc/smct/run.json"
 )
 
+// Where the kernel tree's ftrace selftests and the busybox they run with
+// go in the guest.
+const (
+	FtraceDir   = "/ftrace"
+	BusyboxPath = "/bin/busybox"
+)
+
+// Files the selftests' results travel in from the guest.
+const (
+	SelftestOutput = "ftracetest.txt"      // what ftracetest printed
+	SelftestLogs   = "ftracetest-logs.txt" // the logs of the tests that did not pass
+)
+
 // StartMarker begins the line the guest's init prints on the console when
 // it starts the suite: the host knows from it that the kernel came up.
 const StartMarker = "smct-init: running"
@@ -22,6 +35,9 @@ const StartMarker = "smct-init: running"
 type RunConfig struct {
 	Args           []string `json:"args"`            // arguments for the suite binary
 	TimeoutSeconds int      `json:"timeout_seconds"` // the guest kills the suite after this
+	// Ftracetest are the kernel tree's own selftests to run after the
+	// suite, as paths under FtraceDir; none when empty.
+	Ftracetest []string `json:"ftracetest,omitempty"`
 }
 
 // ReadRunConfig reads the run configuration the host appended to the initramfs.

@@ -19,8 +19,11 @@ func TestCaught(t *testing.T) {
 	}{
 		{"clean", Row{}, true},
 		{"dirty", Row{Failed: []string{"SM-STAT-01"}}, false},
+		{"clean kernel unresolved", Row{Unresolved: []string{"SM-STAT-01"}}, false},
 		{"clean kernel warns", Row{Warned: []string{"SM-OPT-02"}}, false},
-		{"caught", Row{Fault: "f", Want: "SM-STAT-01", Failed: []string{"SM-BIN-01", "SM-STAT-01"}}, true},
+		{"caught", Row{Fault: "f", Want: "SM-STAT-01", Failed: []string{"SM-STAT-01"}, Unresolved: []string{"SM-BIN-01"}}, true},
+		{"caught with a documented echo", Row{Fault: "f", Want: "SM-STAT-01", Echoes: []string{"SM-BIN-01"}, Failed: []string{"SM-BIN-01", "SM-STAT-01"}}, true},
+		{"undocumented echo", Row{Fault: "f", Want: "SM-STAT-01", Failed: []string{"SM-BIN-01", "SM-STAT-01"}}, false},
 		{"missed", Row{Fault: "f", Want: "SM-STAT-01", Failed: []string{"SM-BIN-01"}}, false},
 		{"informational warned", Row{Fault: "f", Want: "SM-OPT-02", Warned: []string{"SM-OPT-02"}}, true},
 		{"no verdict", Row{Fault: "f", Want: "SM-STAT-01", Failed: []string{"SM-STAT-01"}, Err: errors.New("hung")}, false},

@@ -27,6 +27,7 @@ type Spec struct {
 	Detail   string   // the reason as the spec gave it, lines kept (KTAP shows it)
 	Location string   // where a failing spec failed: file:line in the module
 	Warnings []string // misses of informational requirements
+	Notes    []string // what a spec that passed could not check
 }
 
 // Summary is one run's result.
@@ -75,15 +76,20 @@ func Summarize(reports []types.Report) Summary {
 			if c == outcome.NotRun {
 				continue
 			}
-			var warnings []string
+			var warnings, notes []string
 			for _, e := range sr.ReportEntries {
-				if e.Name == harness.WarningEntry {
+				switch e.Name {
+				case harness.WarningEntry:
 					warnings = append(warnings, e.StringRepresentation())
+				case harness.NoteEntry:
+					notes = append(notes, e.StringRepresentation())
 				}
 			}
 			reason := strings.TrimPrefix(strings.TrimPrefix(sr.Failure.Message, outcome.UnsupportedPrefix), outcome.UnresolvedPrefix)
+			reason = goPointer.ReplaceAllString(reason, ">")
 			sp := Spec{
 				Warnings: warnings,
+				Notes:    notes,
 				Text:     strings.TrimSpace(sr.FullText()),
 				IDs:      harness.IDsOf(sr.Labels()),
 				Class:    c,
@@ -159,6 +165,9 @@ func (s Summary) WriteSpecs(w io.Writer) {
 		for _, warning := range sp.Warnings {
 			fmt.Fprintf(w, "%-11s   %s\n", "WARNING", warning)
 		}
+		for _, note := range sp.Notes {
+			fmt.Fprintf(w, "%-11s   %s\n", "NOTE", note)
+		}
 	}
 	for _, p := range s.SuiteProblems {
 		fmt.Fprintf(w, "%-11s %s\n", "SUITE", p)
@@ -212,6 +221,11 @@ func headline(reason string) string {
 	}
 	return first + ": expected" + typeTag.ReplaceAllString(strings.TrimPrefix(rest, "Expected"), " ")
 }
+
+// goPointer is the address Gomega prints after a pointer's type, as in
+// "<*fs.PathError | 0xc000123450>": it differs in every run and means
+// nothing to a reader.
+var goPointer = regexp.MustCompile(` \| 0x[0-9a-f]+>`)
 
 // typeTag is Gomega's "<type>: " or "<type | 0xc000123>: " before a value.
 var typeTag = regexp.MustCompile(`\s*<[^<>\n]*>: `)

@@ -122,3 +122,13 @@ func TestHeadline(t *testing.T) {
 		}
 	}
 }
+
+func TestNoGoPointersInReasons(t *testing.T) {
+	msg := "opening stack_map_bin\nExpected\n    <*fs.PathError | 0xc000123450>: open /sys/kernel/tracing/stack_map_bin: no such file"
+	s := Summarize([]types.Report{{SpecReports: types.SpecReports{spec("SM-BIN-02", types.SpecStateFailed, msg)}}})
+	for _, text := range []string{s.Specs[0].Message, s.Specs[0].Detail} {
+		if strings.Contains(text, "0xc000123450") || !strings.Contains(text, "no such file") {
+			t.Errorf("reason %q: want the error without its Go address", text)
+		}
+	}
+}

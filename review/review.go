@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/ftrace-stackmap/conformance/ftracetest"
 	"github.com/ftrace-stackmap/conformance/outcome"
 	"github.com/ftrace-stackmap/conformance/report"
 	"github.com/ftrace-stackmap/conformance/run"
@@ -27,6 +28,10 @@ const (
 	// ..."): make turns every failing status into its own 2.
 	VerdictFile = "verdict.txt"
 )
+
+// DefaultFtraceMatch picks the tree's selftests run by FTRACETEST=: those
+// of the feature.
+const DefaultFtraceMatch = "stackmap"
 
 // Width is the widest line evidence.txt makes, unless a word is wider.
 const Width = 76
@@ -78,6 +83,7 @@ func Summary(res *run.Result, o run.Options) string {
 	for _, p := range res.KernelProblems {
 		fmt.Fprintf(&b, "%-11s %s\n", "KERNEL", p)
 	}
+	writeSelftests(&b, res, o)
 	if len(s.Coverage()) > 0 { // the stress run covers no requirement
 		b.WriteString("\nrequirements:\n")
 		s.WriteCoverage(&b)
@@ -86,6 +92,31 @@ func Summary(res *run.Result, o run.Options) string {
 	fmt.Fprintf(&b, "evidence: %s\n", filepath.Join(res.Dir, EvidenceFile))
 	b.WriteString(s.ClosingLine() + "\n")
 	return b.String()
+}
+
+// writeSelftests lists the tree's own ftracetest verdicts, when asked for.
+// They are the tree's tests, not the contract's: they do not change the
+// closing line or the exit status, and a reviewer reads them side by side.
+func writeSelftests(b *strings.Builder, res *run.Result, o run.Options) {
+	if o.FtraceDir == "" {
+		return
+	}
+	p, f, other := ftracetest.Totals(res.Selftests)
+	fmt.Fprintf(b, "\nthe tree's own selftests (ftracetest in %s): %d passed, %d failed, %d other\n", o.FtraceDir, p, f, other)
+	if res.SelftestsNote != "" {
+		fmt.Fprintf(b, "  %s\n", res.SelftestsNote)
+	}
+	for _, c := range res.Selftests {
+		fmt.Fprintf(b, "%-11s [%d] %s (%s)\n", c.Result, c.No, c.Name, c.File)
+		if !c.Passed() {
+			for _, l := range c.Tail(6) {
+				fmt.Fprintf(b, "%-11s   %s\n", "", l)
+			}
+			if c.Hint != "" {
+				fmt.Fprintf(b, "%-11s   why: %s\n", "", c.Hint)
+			}
+		}
+	}
 }
 
 // bootsNotMade groups the boots skipped for a reason other than selecting
@@ -112,7 +143,11 @@ func KTAP(res *run.Result, o run.Options) string {
 	s := res.Summary
 	var b strings.Builder
 	b.WriteString("TAP version 13\n")
-	fmt.Fprintf(&b, "1..%d\n", len(s.Specs))
+	plan := len(s.Specs)
+	if o.FtraceDir != "" {
+		plan++ // the tree's own selftests, as one subtest
+	}
+	fmt.Fprintf(&b, "1..%d\n", plan)
 	diag(&b, "kernel: ", s.Kernel)
 	diag(&b, "image: ", res.Source+", sha256 "+res.KernelSHA)
 	diag(&b, "machine: ", o.Arch+" on "+res.Machine)
@@ -127,6 +162,9 @@ func KTAP(res *run.Result, o run.Options) string {
 		}
 		for _, w := range sp.Warnings {
 			diag(&b, "WARNING: ", w)
+		}
+		for _, n := range sp.Notes {
+			diag(&b, "NOTE: ", n)
 		}
 		switch sp.Class {
 		case outcome.Pass:
@@ -145,15 +183,62 @@ func KTAP(res *run.Result, o run.Options) string {
 			fmt.Fprintf(&b, "not ok %d %s\n", i+1, name)
 		}
 	}
+	pass, fail, skip, xfail := s.Count(outcome.Pass), s.Count(outcome.Fail), s.Count(outcome.Unsupported), 0
+	if o.FtraceDir != "" {
+		if ftraceSubtest(&b, len(s.Specs)+1, res) {
+			pass++
+		} else {
+			fail++
+		}
+	}
 	for _, p := range s.SuiteProblems {
 		diag(&b, "SUITE: ", p)
 	}
 	for _, p := range res.KernelProblems {
 		diag(&b, "KERNEL: ", p)
 	}
-	fmt.Fprintf(&b, "# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:%d error:%d\n",
-		s.Count(outcome.Pass), s.Count(outcome.Fail), s.Count(outcome.Unsupported), s.Count(outcome.Unresolved))
+	fmt.Fprintf(&b, "# Totals: pass:%d fail:%d xfail:%d xpass:0 skip:%d error:%d\n",
+		pass, fail, xfail, skip, s.Count(outcome.Unresolved))
 	return b.String()
+}
+
+// ftraceSubtest writes the tree's ftracetest verdicts as a KTAP subtest
+// numbered n, one test per .tc file in ftracetest's own terms, and says
+// whether the subtest passed: every case passed, was an expected failure
+// or was skipped with a reason, and there are verdicts for all of them.
+func ftraceSubtest(b *strings.Builder, n int, res *run.Result) bool {
+	ok := res.SelftestsNote == ""
+	b.WriteString("    KTAP version 1\n")
+	fmt.Fprintf(b, "    1..%d\n", len(res.Selftests))
+	for _, c := range res.Selftests {
+		name := ktapName(c.File)
+		switch {
+		case c.Result == "PASS":
+			fmt.Fprintf(b, "    ok %d %s\n", c.No, name)
+		case c.Result == "XFAIL":
+			fmt.Fprintf(b, "    ok %d %s # XFAIL\n", c.No, name)
+		case c.Failed():
+			ok = false
+			for _, l := range c.Tail(maxDiag) {
+				fmt.Fprintf(b, "    # %s\n", clean(l))
+			}
+			if c.Hint != "" {
+				fmt.Fprintf(b, "    # why: %s\n", c.Hint)
+			}
+			fmt.Fprintf(b, "    not ok %d %s # %s\n", c.No, name, c.Result)
+		default:
+			fmt.Fprintf(b, "    ok %d %s # SKIP %s\n", c.No, name, c.Result)
+		}
+	}
+	if res.SelftestsNote != "" {
+		diag(b, "ftracetest: ", res.SelftestsNote)
+	}
+	verdict := "ok"
+	if !ok {
+		verdict = "not ok"
+	}
+	fmt.Fprintf(b, "%s %d ftracetest\n", verdict, n)
+	return ok
 }
 
 // diag writes text as KTAP diagnostic lines, head before the first.
@@ -234,6 +319,29 @@ func Evidence(res *run.Result, o run.Options) string {
 	}
 	for _, p := range s.SuiteProblems {
 		b.WriteString(wrap("SUITE: ", "    ", p))
+	}
+	if o.FtraceDir != "" {
+		p, f, other := ftracetest.Totals(res.Selftests)
+		fmt.Fprintf(&b, "\nthe tree's own selftests (ftracetest): %d passed, %d failed, %d other\n", p, f, other)
+		if res.SelftestsNote != "" {
+			b.WriteString(wrap("  ", "  ", res.SelftestsNote))
+		}
+		for _, c := range res.Selftests {
+			if c.Passed() {
+				continue
+			}
+			b.WriteString(wrap(fmt.Sprintf("%s %s: ", c.Result, c.File), "    ", c.Name))
+			for _, l := range c.Tail(4) {
+				l = "      " + l
+				if len(l) > Width {
+					l = l[:Width-3] + "..."
+				}
+				b.WriteString(l + "\n")
+			}
+			if c.Hint != "" {
+				b.WriteString(wrap("    why: ", "         ", c.Hint))
+			}
+		}
 	}
 	if len(res.KernelProblems) > 0 {
 		b.WriteString("\nkernel problems:\n")
@@ -341,6 +449,12 @@ func Reproduce(res *run.Result, o run.Options) string {
 	opts = append(opts, opt{"PROFILE", "-profile", o.Profile})
 	if o.Labels != "" {
 		opts = append(opts, opt{"LABELS", "-labels", o.Labels})
+	}
+	if o.FtraceDir != "" {
+		opts = append(opts, opt{"FTRACETEST", "-ftracetest", o.FtraceDir})
+		if o.FtraceMatch != DefaultFtraceMatch {
+			opts = append(opts, opt{"FTRACETEST_MATCH", "-ftracetest-match", o.FtraceMatch})
+		}
 	}
 	if o.Timeout != 0 && o.Timeout != defaultTimeout {
 		opts = append(opts, opt{"TIMEOUT", "-timeout", o.Timeout.String()})

@@ -18,9 +18,11 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
+	"github.com/u-root/u-root/pkg/cpio"
 
 	"github.com/ftrace-stackmap/conformance/debian"
 	"github.com/ftrace-stackmap/conformance/frame"
+	"github.com/ftrace-stackmap/conformance/ftracetest"
 	"github.com/ftrace-stackmap/conformance/harness"
 	"github.com/ftrace-stackmap/conformance/images"
 	"github.com/ftrace-stackmap/conformance/initramfs"
@@ -46,9 +48,13 @@ type Options struct {
 	ModuleDir  string // the project's root
 	LockFile   string
 	CacheDir   string
-	ResultsDir string    // parent of the run directories
-	Progress   io.Writer // steps as they run; a progress.Reporter keeps it off non-terminals
-	Echo       io.Writer // the guest console, if wanted live
+	ResultsDir string // parent of the run directories
+	// FtraceDir is a kernel tree's tools/testing/selftests/ftrace: its
+	// ftracetest runs the .tc files whose path contains FtraceMatch in the
+	// default boot, after the suite. None when empty.
+	FtraceDir, FtraceMatch string
+	Progress               io.Writer // steps as they run; a progress.Reporter keeps it off non-terminals
+	Echo                   io.Writer // the guest console, if wanted live
 }
 
 // InfraError means the run gave no verdict to trust, and says why.
@@ -72,6 +78,10 @@ type Result struct {
 	// KernelProblems are warnings, oopses and lockups the guests' kernel
 	// logs show: a kernel that misbehaves fails the run.
 	KernelProblems []string
+	// Selftests are the verdicts of the tree's own ftracetest, when asked
+	// for; SelftestsNote says why there are none, or what went wrong.
+	Selftests     []ftracetest.Case
+	SelftestsNote string
 }
 
 // ExitCode is the run's exit status: the summary's, or 1 when a kernel log
@@ -141,6 +151,14 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 	if err := repeatedParam(o.BootArgs, o.plans()); err != nil {
 		return nil, err
 	}
+	var selftests *selftestSetup
+	if o.FtraceDir != "" {
+		tests, err := initramfs.FtraceTests(o.FtraceDir, o.FtraceMatch)
+		if err != nil {
+			return nil, infra("%v", err)
+		}
+		selftests = &selftestSetup{tests: tests}
+	}
 	prepare.Lock()
 	prepared := sync.OnceFunc(prepare.Unlock)
 	defer prepared()
@@ -175,6 +193,11 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, infra("%v", err)
 	}
+	if selftests != nil {
+		if selftests.records, err = o.selftestRecords(); err != nil {
+			return nil, infra("%v", err)
+		}
+	}
 	prepared()
 	if res.Dir, err = newRunDir(o.ResultsDir, o.Arch); err != nil {
 		return nil, infra("%v", err)
@@ -198,7 +221,11 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 			br.Skipped = noFeature
 			reports = append(reports, skippedAs(plan, chosen, outcome.UnsupportedPrefix+noFeature+" (seen in the default boot; boot "+plan.Name+" not made)"))
 		default:
-			r, boot, err := o.bootOnce(ctx, m, bootable, base, res.Dir, plan, filter)
+			var st *selftestSetup
+			if plan.Name == "default" {
+				st = selftests
+			}
+			r, boot, err := o.bootOnce(ctx, m, bootable, base, res.Dir, plan, filter, st)
 			br.Boot = boot
 			dmesg, _ := os.ReadFile(filepath.Join(res.Dir, "boots", plan.Name, "dmesg.txt"))
 			for _, p := range KernelProblems(dmesg) {
@@ -225,6 +252,9 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 			if len(plan.Append) == 0 {
 				bootsUp = true
 			}
+			if st != nil {
+				res.Selftests, res.SelftestsNote = readSelftests(filepath.Join(res.Dir, "boots", plan.Name), o.FtraceDir, st.tests)
+			}
 			reports = append(reports, r...)
 			if why := featureAbsent(r); why != "" {
 				noFeature = why
@@ -235,6 +265,9 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 	}
 	if len(reports) == 0 {
 		return res, infra("LABELS=%q selects no spec", o.Labels)
+	}
+	if selftests != nil && res.Selftests == nil && res.SelftestsNote == "" {
+		res.SelftestsNote = "not run: they run in the default boot, which this run did not make"
 	}
 	if err := writeReports(res.Dir, reports); err != nil {
 		return res, infra("%v", err)
@@ -279,7 +312,7 @@ func repeatedParam(extra []string, plans []BootPlan) error {
 }
 
 // bootOnce makes one boot of a plan and judges what came back.
-func (o Options) bootOnce(ctx context.Context, m qemu.Machine, kernel, base, runDir string, plan BootPlan, filter string) ([]types.Report, *qemu.Result, error) {
+func (o Options) bootOnce(ctx context.Context, m qemu.Machine, kernel, base, runDir string, plan BootPlan, filter string, st *selftestSetup) ([]types.Report, *qemu.Result, error) {
 	dir := filepath.Join(runDir, "boots", plan.Name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, infra("%v", err)
@@ -293,7 +326,11 @@ func (o Options) bootOnce(ctx context.Context, m qemu.Machine, kernel, base, run
 	// Whole seconds, at least one: a TIMEOUT too short for any run must end
 	// as the host's "did not power off", not as a guest refusing its config.
 	cfg := initramfs.RunConfig{Args: o.suiteArgs(filter), TimeoutSeconds: max(1, int(guestTimeout.Seconds()))}
-	if err := initramfs.WithRunConfig(base, initrd, cfg); err != nil {
+	var extra []cpio.Record
+	if st != nil {
+		cfg.Ftracetest, extra = st.tests, st.records
+	}
+	if err := initramfs.WithRunConfig(base, initrd, cfg, extra...); err != nil {
 		return nil, nil, infra("writing the run configuration: %v", err)
 	}
 	args := append(append(append([]string{}, DefaultBootArgs...), plan.Append...), o.BootArgs...)
@@ -443,7 +480,7 @@ var controlPlan = BootPlan{Name: "control", Labels: "BASE-TRACEFS-01"}
 // the kernel reached the suite: if it did not, nothing can be blamed on
 // the parameter and the run has no verdict.
 func (o Options) controlBoot(ctx context.Context, m qemu.Machine, kernel, base string, res *Result, died *BootDied) error {
-	_, boot, err := o.bootOnce(ctx, m, kernel, base, res.Dir, controlPlan, controlPlan.Labels)
+	_, boot, err := o.bootOnce(ctx, m, kernel, base, res.Dir, controlPlan, controlPlan.Labels, nil)
 	res.Boots = append(res.Boots, BootResult{Plan: controlPlan, Boot: boot, Control: true})
 	if err != nil {
 		return infra("%v; and a control boot without its parameters failed too: %v", died, err)
@@ -462,6 +499,52 @@ func failedAs(plan BootPlan, specs types.SpecReports, reason string) types.Repor
 		r.SpecReports = append(r.SpecReports, s)
 	}
 	return r
+}
+
+// selftestSetup is what the default boot needs to run the tree's ftracetest.
+type selftestSetup struct {
+	tests   []string
+	records []cpio.Record
+}
+
+// selftestRecords fetches the pinned busybox for the arch and packs it with
+// the tree's selftests.
+func (o Options) selftestRecords() ([]cpio.Record, error) {
+	lock, err := images.Read(o.LockFile)
+	if err != nil {
+		return nil, err
+	}
+	tool, err := lock.Tool("busybox")
+	if err != nil {
+		return nil, err
+	}
+	step := o.step("busybox for ftracetest (%s)", o.Arch)
+	busybox, err := images.Fetch(tool, o.Arch, o.CacheDir, o.Progress)
+	step(err)
+	if err != nil {
+		return nil, err
+	}
+	return initramfs.SelftestRecords(busybox, o.FtraceDir)
+}
+
+// readSelftests reads the verdicts the guest sent back from ftracetest; a
+// note says why there are none.
+func readSelftests(dir, ftraceDir string, tests []string) ([]ftracetest.Case, string) {
+	out, err := os.ReadFile(filepath.Join(dir, initramfs.SelftestOutput))
+	if err != nil {
+		return nil, "the guest sent no ftracetest output"
+	}
+	logs, _ := os.ReadFile(filepath.Join(dir, initramfs.SelftestLogs))
+	cases, err := ftracetest.Parse(string(out), string(logs), tests)
+	for i := range cases {
+		if tc, rerr := os.ReadFile(filepath.Join(ftraceDir, cases[i].File)); rerr == nil && !cases[i].Passed() {
+			cases[i].Hint = ftracetest.Diagnose(string(tc))
+		}
+	}
+	if err != nil {
+		return cases, err.Error()
+	}
+	return cases, ""
 }
 
 // appendConsole adds a boot's console to the run's console.log, so one

@@ -66,6 +66,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, usage)
 		return exitNoVerdict
 	}
+	var err error
 	fs := flag.NewFlagSet("qemu-test", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	rep := progress.New(stderr)
@@ -78,6 +79,8 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "limit for the whole boot")
 	fs.StringVar(&o.ResultsDir, "results", "results", "where run directories go")
 	fs.StringVar(&o.LockFile, "lock", "images.lock", "the image lock file")
+	fs.StringVar(&o.FtraceDir, "ftracetest", "", "a kernel tree's tools/testing/selftests/ftrace: run its ftracetest in the default boot too")
+	fs.StringVar(&o.FtraceMatch, "ftracetest-match", review.DefaultFtraceMatch, "run the .tc files whose path contains this")
 	bootArgs := fs.String("append", "", "extra kernel command line words")
 	echo := fs.Bool("console", false, "copy the guest console to stderr as it arrives")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -88,10 +91,15 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		return exitNoVerdict
 	}
 	o.BootArgs = strings.Fields(*bootArgs)
+	if o.FtraceDir != "" {
+		if o.FtraceDir, err = filepath.Abs(o.FtraceDir); err != nil {
+			fmt.Fprintln(stderr, err)
+			return exitNoVerdict
+		}
+	}
 	if *echo {
 		o.Echo = rep.Always()
 	}
-	var err error
 	if o.ModuleDir, err = moduleDir(); err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitNoVerdict

@@ -109,10 +109,47 @@ func run(console io.Writer) (int, error) {
 	if err := frame.Write(console, filepath.Base(reportPath), report); err != nil {
 		return 0, err
 	}
+	if len(cfg.Ftracetest) > 0 {
+		out, logs := runFtracetest(ctx, cfg.Ftracetest)
+		if err := frame.Write(console, initramfs.SelftestOutput, out); err != nil {
+			return 0, err
+		}
+		if err := frame.Write(console, initramfs.SelftestLogs, logs); err != nil {
+			return 0, err
+		}
+	}
 	if err := frame.Write(console, "dmesg.txt", kernelLog()); err != nil {
 		return 0, err
 	}
 	return code, nil
+}
+
+// runFtracetest runs the kernel tree's own ftracetest on the given tests
+// with busybox's shell and utilities, after the suite has put tracefs back,
+// and returns its output and the logs it kept (those of tests that did not
+// pass), each headed by its file name. Its verdicts are read by the host.
+func runFtracetest(ctx context.Context, tests []string) (out, logs []byte) {
+	if b, err := exec.Command(initramfs.BusyboxPath, "--install", "-s", "/bin").CombinedOutput(); err != nil {
+		return fmt.Appendf(nil, "cannot install busybox's links: %v\n%s", err, b), nil
+	}
+	const logDir = "/tmp/ftracetest"
+	args := []string{filepath.Join(initramfs.FtraceDir, "ftracetest"), "--logdir", logDir}
+	for _, t := range tests {
+		args = append(args, filepath.Join(initramfs.FtraceDir, t))
+	}
+	cmd := exec.CommandContext(ctx, "/bin/sh", args...)
+	cmd.Dir = initramfs.FtraceDir
+	cmd.Env = []string{"PATH=/bin", "HOME=/tmp", "TMPDIR=/tmp"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		out = fmt.Appendf(out, "ftracetest: %v\n", err)
+	}
+	names, _ := filepath.Glob(filepath.Join(logDir, "*-log.*"))
+	for _, n := range names {
+		b, _ := os.ReadFile(n)
+		logs = fmt.Appendf(logs, "==> %s <==\n%s\n", filepath.Base(n), b)
+	}
+	return out, logs
 }
 
 // setConsoleLogLevel is syslog(2) SYSLOG_ACTION_CONSOLE_LEVEL.

@@ -47,6 +47,7 @@ var _ = describe("the text export and the statistics", func() {
 	harness.ReqIt("SM-STAT-01", "has exactly the stat keys, and success_rate only once something was counted", func() {
 		tfs := harness.Root()
 		quiet(tfs)
+		harness.Set(tfs, optionNode, "1")
 		resetMap(tfs)
 		By("reading the statistics of an empty map")
 		readStat(tfs) // parses and checks success_rate

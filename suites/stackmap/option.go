@@ -1,6 +1,7 @@
 package stackmap
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -63,6 +64,11 @@ var _ = describe("the stackmap option", func() {
 		blocks := readBlocks(tfs)
 		entries := readStat(tfs).Entries
 		ids := fmtx.ParseTrace(readTrace(tfs)).IDs
+		for _, id := range ids {
+			if _, ok := fmtx.IDs(blocks)[id]; !ok {
+				harness.Prerequisite("SM-TRACE-01", fmt.Errorf("trace has <stack_id %d>, stack_map has no block %d, before the option went off", id, id))
+			}
+		}
 
 		By("turning stackmap off and setting the tracer to nop")
 		harness.Must(tfs.Write(optionNode, "0"), "turning stackmap off")
