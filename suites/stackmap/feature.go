@@ -1,5 +1,5 @@
 // Package stackmap checks the ftrace stackmap ABI: one spec per requirement
-// of the contract (shared spec "stackmap-abi.md"), named by its IDs.
+// of the contract (CONTRACT.md), named by its IDs.
 package stackmap
 
 import (

@@ -1,0 +1,59 @@
+package harness
+
+import (
+	"errors"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/ftrace-stackmap/conformance/outcome"
+)
+
+// failingT stands in for *testing.T under RunSpecs, whose specs here are
+// meant to fail: what matters is the class each one ends in.
+type failingT struct{ failed bool }
+
+func (f *failingT) Fail() { f.failed = true }
+
+// The result helpers put each spec in the class its cause deserves: a
+// failed setup step and a broken prerequisite of another requirement are
+// UNRESOLVED naming it, a broken check of the spec's own requirement FAIL.
+func TestResultClasses(t *testing.T) {
+	broken := errors.New("write error: device or resource busy")
+	classes := map[string]outcome.Class{}
+	ReportAfterEach(func(r SpecReport) { classes[r.LeafNodeText] = outcome.Of(r) })
+	It("setup step fails", func() { Must(broken, "writing 1 to tracing_on") })
+	It("setup step works", func() { Must(nil, "writing 1 to tracing_on") })
+	ReqIt("SM-STAT-03", "prerequisite of another requirement broken", func() { Prerequisite("SM-STAT-01", broken) })
+	ReqIt("SM-STAT-01", "own requirement broken", func() { Prerequisite("SM-STAT-01", broken) })
+	ReqIt("SM-BIN-03", "note on a pass", func() { Note("symbols not compared") })
+
+	var reports []types.SpecReport
+	ReportAfterSuite("collect", func(r Report) { reports = r.SpecReports })
+	suite, reporter := GinkgoConfiguration()
+	reporter.NoColor, reporter.Succinct = true, true
+	RunSpecs(&failingT{}, "result classes", Label("unit"), suite, reporter)
+
+	for text, want := range map[string]outcome.Class{
+		"setup step fails": outcome.Unresolved,
+		"setup step works": outcome.Pass,
+		"[SM-STAT-03] prerequisite of another requirement broken": outcome.Unresolved,
+		"[SM-STAT-01] own requirement broken":                     outcome.Fail,
+		"[SM-BIN-03] note on a pass":                              outcome.Pass,
+	} {
+		if got := classes[text]; got != want {
+			t.Errorf("%q ended %s, want %s", text, got, want)
+		}
+	}
+	for _, r := range reports {
+		if r.LeafNodeText == "[SM-STAT-03] prerequisite of another requirement broken" {
+			if msg := r.Failure.Message; msg != outcome.UnresolvedPrefix+"SM-STAT-01 is broken, so this cannot be checked: "+broken.Error() {
+				t.Errorf("UNRESOLVED message %q does not name SM-STAT-01 and the cause", msg)
+			}
+		}
+		if r.LeafNodeText == "[SM-BIN-03] note on a pass" && (len(r.ReportEntries) != 1 || r.ReportEntries[0].Name != NoteEntry) {
+			t.Errorf("a Note left report entries %v, want one %q", r.ReportEntries, NoteEntry)
+		}
+	}
+}
