@@ -63,7 +63,7 @@ var Faults = []Fault{
 	{"bin_ids", "SM-BIN-03", defaultBoot, nil},
 	{"bin_depth", "SM-BIN-03", defaultBoot, nil},
 	{"bin_ref", "SM-BIN-03", defaultBoot, nil},
-	{"bin_live", "SM-BIN-04", defaultBoot, nil},
+	{"bin_live", "SM-BIN-04", defaultBoot, []string{"SM-ROBUST-01"}},
 	{"inst_option", "SM-INST-01", defaultBoot, nil},
 	{"inst_nodes", "SM-INST-01", defaultBoot, nil},
 	{"inst_inherit", "SM-INST-01", defaultBoot, nil},

@@ -65,6 +65,11 @@ func TestFaultsMatchTheKernel(t *testing.T) {
 		if !strings.Contains(string(readme), "| `"+f.Name+"` | "+f.Want+" |") {
 			t.Errorf("fault %s: kernel/README.md has no row saying it breaks %s", f.Name, f.Want)
 		}
+		for _, id := range f.Echoes {
+			if !strings.Contains(string(readme), "- `"+f.Name+"` may also fail "+id+":") {
+				t.Errorf("fault %s: kernel/README.md does not say why it may also fail %s", f.Name, id)
+			}
+		}
 	}
 	names := regexp.MustCompile(`(?m)^\+\t\[FAULT_[A-Z_]+\]\s*= "([a-z_]+)",`).FindAllStringSubmatch(kernel.String(), -1)
 	if len(names) == 0 {
