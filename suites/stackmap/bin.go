@@ -22,7 +22,7 @@ var _ = describe("the binary export", func() {
 		tfs := harness.Root()
 		record(tfs, workloadRuns)
 		h, err := fmtx.CheckHeader(readBinFile(tfs), harness.Profile(), binary.NativeEndian)
-		Expect(err).NotTo(HaveOccurred())
+		failOn(err)
 		entries := readStat(tfs).Entries
 		Expect(int64(h.NrStacks)).To(Equal(entries), "nr_stacks %d, stack_map_stat entries %d", h.NrStacks, entries)
 	})

@@ -30,7 +30,7 @@ var _ = describe("the text export and the statistics", func() {
 		text, err := tfs.Read(mapNode)
 		Expect(err).NotTo(HaveOccurred(), "reading stack_map")
 		blocks, err := fmtx.ParseText(text)
-		Expect(err).NotTo(HaveOccurred())
+		failOn(err)
 		Expect(blocks).NotTo(BeEmpty(), "stack_map is empty after a traced workload")
 		Expect(fmtx.OrderError(blocks)).To(BeEmpty())
 		By("reading an empty map as an empty file")

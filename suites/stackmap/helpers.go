@@ -172,3 +172,11 @@ func errText(err error) string {
 	}
 	return err.Error()
 }
+
+// failOn fails the spec with err's own words when its requirement's check
+// returned an error: Gomega would wrap it in its Go type and fields.
+func failOn(err error) {
+	if err != nil {
+		Fail(err.Error(), 1)
+	}
+}

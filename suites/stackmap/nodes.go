@@ -54,13 +54,13 @@ var _ = describe("stackmap nodes", func() {
 	harness.ReqIt("SM-MODE-01", "gives stack_map mode 0640, the others 0440, all owned like trace", func() {
 		tfs := harness.Root()
 		trace, err := tfs.Stat("trace")
-		Expect(err).NotTo(HaveOccurred())
+		harness.Must(err, "stat of trace")
 		for _, n := range []struct {
 			node string
 			perm os.FileMode
 		}{{mapNode, 0o640}, {statNode, 0o440}, {binNode, 0o440}} {
 			got, err := tfs.Stat(n.node)
-			Expect(err).NotTo(HaveOccurred())
+			failOn(err)
 			Expect(got.Perm).To(Equal(n.perm), "%s mode %#o, want %#o", n.node, got.Perm, n.perm)
 			Expect([]uint32{got.UID, got.GID}).To(Equal([]uint32{trace.UID, trace.GID}),
 				"%s owner %d:%d, want %d:%d like trace", n.node, got.UID, got.GID, trace.UID, trace.GID)

@@ -22,14 +22,14 @@ var _ = describe("the stackmap option", func() {
 			Expect(tfs.Write(optionNode, tc.value)).To(Succeed(), "writing %s to options/stackmap", tc.value)
 			Expect(tfs.ReadTrimmed(optionNode)).To(Equal(tc.value), "options/stackmap after writing %s", tc.value)
 			opts, err := tfs.Read("trace_options")
-			Expect(err).NotTo(HaveOccurred())
+			failOn(err)
 			Expect(hasLine(opts, tc.token)).To(BeTrue(), "trace_options has no line %q after writing %s to options/stackmap", tc.token, tc.value)
 		}
 	})
 
 	harness.ReqIt("SM-OPT-02", "lists stackmap right after stacktrace in trace_options", func() {
 		opts, err := harness.Root().Read("trace_options")
-		Expect(err).NotTo(HaveOccurred())
+		harness.Must(err, "reading trace_options")
 		names := []string{}
 		for _, l := range splitLines(opts) {
 			names = append(names, strings.TrimPrefix(strings.TrimSpace(l), "no"))
