@@ -208,7 +208,7 @@ func KTAP(res *run.Result, o run.Options) string {
 // or was skipped with a reason, and there are verdicts for all of them.
 func ftraceSubtest(b *strings.Builder, n int, res *run.Result) bool {
 	ok := res.SelftestsNote == ""
-	b.WriteString("    KTAP version 1\n")
+	b.WriteString("    KTAP version 1\n    # Subtest: ftracetest\n")
 	fmt.Fprintf(b, "    1..%d\n", len(res.Selftests))
 	for _, c := range res.Selftests {
 		name := ktapName(c.File)
@@ -225,7 +225,11 @@ func ftraceSubtest(b *strings.Builder, n int, res *run.Result) bool {
 			if c.Hint != "" {
 				fmt.Fprintf(b, "    # why: %s\n", c.Hint)
 			}
-			fmt.Fprintf(b, "    not ok %d %s # %s\n", c.No, name, c.Result)
+			directive := "" // a FAIL is a plain "not ok"; KTAP's word for undecided is ERROR
+			if c.Result != "FAIL" {
+				directive = " # ERROR " + c.Result
+			}
+			fmt.Fprintf(b, "    not ok %d %s%s\n", c.No, name, directive)
 		default:
 			fmt.Fprintf(b, "    ok %d %s # SKIP %s\n", c.No, name, c.Result)
 		}
