@@ -2,6 +2,7 @@ package harness
 
 import (
 	"errors"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"os"
 	"path/filepath"
 	"strings"
@@ -123,8 +124,8 @@ func TestNeeds(t *testing.T) {
 }
 
 func TestRequirementRegistry(t *testing.T) {
-	if got := IDsOf([]string{"baseline", "SM-NODE-01", "BASE-ONOFF-01"}); strings.Join(got, ",") != "SM-NODE-01,BASE-ONOFF-01" {
-		t.Fatalf("IDsOf() = %v", got)
+	if got := contract.IDsOf([]string{"baseline", "SM-NODE-01", "BASE-ONOFF-01"}); strings.Join(got, ",") != "SM-NODE-01,BASE-ONOFF-01" {
+		t.Fatalf("contract.IDsOf() = %v", got)
 	}
 	defer func() {
 		if r := recover(); r == nil || !strings.Contains(r.(string), "unknown requirement ID") {

@@ -6,18 +6,18 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 
-	"github.com/ftrace-stackmap/conformance/outcome"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 )
 
 // Unsupported ends the spec as UNSUPPORTED: the kernel lacks what it needs.
 func Unsupported(format string, args ...any) {
-	Skip(outcome.UnsupportedPrefix+fmt.Sprintf(format, args...), 1)
+	Skip(contract.UnsupportedPrefix+fmt.Sprintf(format, args...), 1)
 }
 
 // Unresolved ends the spec as UNRESOLVED: the suite could not decide, for
 // example because a setup step the spec relies on failed.
 func Unresolved(format string, args ...any) {
-	Fail(outcome.UnresolvedPrefix+fmt.Sprintf(format, args...), 1)
+	Fail(contract.UnresolvedPrefix+fmt.Sprintf(format, args...), 1)
 }
 
 // Must ends the spec as UNRESOLVED when a setup step failed: a write the
@@ -25,7 +25,7 @@ func Unresolved(format string, args ...any) {
 // would blame the kernel for it.
 func Must(err error, format string, args ...any) {
 	if err != nil {
-		Fail(fmt.Sprintf("%s%s: %v", outcome.UnresolvedPrefix, fmt.Sprintf(format, args...), err), 1)
+		Fail(fmt.Sprintf("%s%s: %v", contract.UnresolvedPrefix, fmt.Sprintf(format, args...), err), 1)
 	}
 }
 
@@ -37,37 +37,27 @@ func Prerequisite(id string, err error) {
 	if err == nil {
 		return
 	}
-	if _, ok := Requirements[id]; !ok {
+	if _, ok := contract.Requirements[id]; !ok {
 		panic(fmt.Sprintf("Prerequisite(%q): unknown requirement ID", id))
 	}
 	if slices.Contains(CurrentSpecReport().Labels(), id) {
 		Fail(err.Error(), 1)
 	}
-	Fail(fmt.Sprintf("%s%s is broken, so this cannot be checked: %v", outcome.UnresolvedPrefix, id, err), 1)
+	Fail(fmt.Sprintf("%s%s is broken, so this cannot be checked: %v", contract.UnresolvedPrefix, id, err), 1)
 }
-
-// WarningEntry names the report entries that carry warnings.
-const WarningEntry = "warning"
 
 // Warn records a miss of an informational requirement: the spec still
 // passes, and the report shows the warning next to it.
 func Warn(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	AddReportEntry(WarningEntry, msg)
+	AddReportEntry(contract.WarningEntry, msg)
 	fmt.Fprintf(GinkgoWriter, "WARNING: %s\n", msg)
 }
-
-// NoteEntry names the report entries that say what a spec could not check
-// although it passed (for example half of a requirement).
-const NoteEntry = "note"
 
 // Note records that a passing spec checked less than its requirement asks;
 // the report shows it next to the spec, never silently.
 func Note(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	AddReportEntry(NoteEntry, msg)
+	AddReportEntry(contract.NoteEntry, msg)
 	fmt.Fprintf(GinkgoWriter, "NOTE: %s\n", msg)
 }
-
-// NoStackmapFeature starts the reason given when a kernel lacks the feature.
-const NoStackmapFeature = "kernel has no stackmap feature"

@@ -7,7 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/ftrace-stackmap/conformance/outcome"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 )
 
 // failingT stands in for *testing.T under RunSpecs, whose specs here are
@@ -21,8 +21,8 @@ func (f *failingT) Fail() { f.failed = true }
 // UNRESOLVED naming it, a broken check of the spec's own requirement FAIL.
 func TestResultClasses(t *testing.T) {
 	broken := errors.New("write error: device or resource busy")
-	classes := map[string]outcome.Class{}
-	ReportAfterEach(func(r SpecReport) { classes[r.LeafNodeText] = outcome.Of(r) })
+	classes := map[string]contract.Class{}
+	ReportAfterEach(func(r SpecReport) { classes[r.LeafNodeText] = contract.ClassOf(r) })
 	It("setup step fails", func() { Must(broken, "writing 1 to tracing_on") })
 	It("setup step works", func() { Must(nil, "writing 1 to tracing_on") })
 	ReqIt("SM-STAT-03", "prerequisite of another requirement broken", func() { Prerequisite("SM-STAT-01", broken) })
@@ -35,12 +35,12 @@ func TestResultClasses(t *testing.T) {
 	reporter.NoColor, reporter.Succinct = true, true
 	RunSpecs(&failingT{}, "result classes", Label("unit"), suite, reporter)
 
-	for text, want := range map[string]outcome.Class{
-		"setup step fails": outcome.Unresolved,
-		"setup step works": outcome.Pass,
-		"[SM-STAT-03] prerequisite of another requirement broken": outcome.Unresolved,
-		"[SM-STAT-01] own requirement broken":                     outcome.Fail,
-		"[SM-BIN-03] note on a pass":                              outcome.Pass,
+	for text, want := range map[string]contract.Class{
+		"setup step fails": contract.Unresolved,
+		"setup step works": contract.Pass,
+		"[SM-STAT-03] prerequisite of another requirement broken": contract.Unresolved,
+		"[SM-STAT-01] own requirement broken":                     contract.Fail,
+		"[SM-BIN-03] note on a pass":                              contract.Pass,
 	} {
 		if got := classes[text]; got != want {
 			t.Errorf("%q ended %s, want %s", text, got, want)
@@ -48,12 +48,12 @@ func TestResultClasses(t *testing.T) {
 	}
 	for _, r := range reports {
 		if r.LeafNodeText == "[SM-STAT-03] prerequisite of another requirement broken" {
-			if msg := r.Failure.Message; msg != outcome.UnresolvedPrefix+"SM-STAT-01 is broken, so this cannot be checked: "+broken.Error() {
+			if msg := r.Failure.Message; msg != contract.UnresolvedPrefix+"SM-STAT-01 is broken, so this cannot be checked: "+broken.Error() {
 				t.Errorf("UNRESOLVED message %q does not name SM-STAT-01 and the cause", msg)
 			}
 		}
-		if r.LeafNodeText == "[SM-BIN-03] note on a pass" && (len(r.ReportEntries) != 1 || r.ReportEntries[0].Name != NoteEntry) {
-			t.Errorf("a Note left report entries %v, want one %q", r.ReportEntries, NoteEntry)
+		if r.LeafNodeText == "[SM-BIN-03] note on a pass" && (len(r.ReportEntries) != 1 || r.ReportEntries[0].Name != contract.NoteEntry) {
+			t.Errorf("a Note left report entries %v, want one %q", r.ReportEntries, contract.NoteEntry)
 		}
 	}
 }

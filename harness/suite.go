@@ -13,19 +13,13 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 
-	"github.com/ftrace-stackmap/conformance/outcome"
-)
-
-// Profiles of the stackmap contract; v4 is the default.
-const (
-	ProfileV4 = "v4"
-	ProfileV3 = "v3"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 )
 
 var (
 	root     *TraceFS
 	bootTime *Snapshot
-	profile  = ProfileV4
+	profile  = contract.ProfileV4
 	force    bool
 	// workloadDelay slows every workload run, so a test of the suite can
 	// interrupt it while a spec has settings changed.
@@ -38,7 +32,7 @@ var (
 
 // RegisterFlags adds the suite's own flags to a test binary's flag set.
 func RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&profile, "smct.profile", ProfileV4, "contract profile to check: v4 or v3")
+	fs.StringVar(&profile, "smct.profile", contract.ProfileV4, "contract profile to check: v4 or v3")
 	fs.BoolVar(&force, "smct.force", false, "run even if tracefs is in use (a tracer, events or instances set up by someone else)")
 	fs.DurationVar(&workloadDelay, "smct.workload-delay", 0, "make each workload run take this long (for testing interruption)")
 	fs.StringVar(&workload, "smct.workload", selfExe, "program each workload run execs, which must exit 0 at once")
@@ -51,7 +45,7 @@ func Profile() string { return profile }
 // the end of the suite it restores them and fails the suite if anything still
 // differs. Call it from BeforeSuite.
 func SetUpSuite() {
-	if profile != ProfileV4 && profile != ProfileV3 {
+	if profile != contract.ProfileV4 && profile != contract.ProfileV3 {
 		Fail(fmt.Sprintf("unknown profile %q: want v4 or v3", profile))
 	}
 	t, err := OpenTraceFS()
@@ -67,7 +61,7 @@ func SetUpSuite() {
 	}
 	root, bootTime = t, snap
 	holdSignals()
-	AddReportEntry(KernelEntry, kernelRelease())
+	AddReportEntry(contract.KernelEntry, kernelRelease())
 	DeferCleanup(restore, snap, Offset(1))
 }
 
@@ -119,7 +113,7 @@ func holdSignals() {
 // Root is the tracefs the suite runs against.
 func Root() *TraceFS {
 	if root == nil {
-		Fail(outcome.UnresolvedPrefix + "tracefs not opened: SetUpSuite did not run")
+		Fail(contract.UnresolvedPrefix + "tracefs not opened: SetUpSuite did not run")
 	}
 	return root
 }
@@ -181,9 +175,6 @@ func RunWorkload(n int) error {
 	}
 	return nil
 }
-
-// KernelEntry names the report entry that records the kernel under test.
-const KernelEntry = "kernel"
 
 func kernelRelease() string {
 	var u unix.Utsname

@@ -22,7 +22,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/ftrace-stackmap/conformance/harness"
-	"github.com/ftrace-stackmap/conformance/outcome"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 )
 
 // The README's live-mode command line.
@@ -264,21 +264,21 @@ func checkVerdicts(t *testing.T, tfs *harness.TraceFS, report types.Report) {
 		if s.LeafNodeType != types.NodeTypeIt {
 			continue
 		}
-		class := outcome.Of(s)
-		if class == outcome.NotRun {
+		class := contract.ClassOf(s)
+		if class == contract.NotRun {
 			continue
 		}
 		why := ""
-		if class != outcome.Pass {
+		if class != contract.Pass {
 			why = ": " + s.Failure.Message
 		}
 		t.Logf("%-11s %s%s", class, s.LeafNodeText, why)
 		switch {
-		case class == outcome.Fail || class == outcome.Unresolved:
+		case class == contract.Fail || class == contract.Unresolved:
 			t.Errorf("%s: %s", s.LeafNodeText, class)
 		case noFeature && slices.Contains(s.Labels(), "stackmap") &&
-			(class != outcome.Unsupported || !strings.Contains(why, harness.NoStackmapFeature)):
-			t.Errorf("%s: %s on a kernel without stackmap, want UNSUPPORTED (%s)", s.LeafNodeText, class, harness.NoStackmapFeature)
+			(class != contract.Unsupported || !strings.Contains(why, contract.NoStackmapFeature)):
+			t.Errorf("%s: %s on a kernel without stackmap, want UNSUPPORTED (%s)", s.LeafNodeText, class, contract.NoStackmapFeature)
 		}
 	}
 }

@@ -5,12 +5,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ftrace-stackmap/conformance/outcome"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/report"
 	"github.com/ftrace-stackmap/conformance/run"
 )
 
-func result(classes ...outcome.Class) *run.Result {
+func result(classes ...contract.Class) *run.Result {
 	s := report.Summary{Succeeded: true}
 	for _, c := range classes {
 		s.Specs = append(s.Specs, report.Spec{Text: "spec", Class: c})
@@ -20,8 +20,8 @@ func result(classes ...outcome.Class) *run.Result {
 
 func TestTableVerdictsAndWorstStatus(t *testing.T) {
 	cells := []Cell{
-		{Entry: "debian-6.12", Arch: "arm64", Result: result(outcome.Pass, outcome.Unsupported)},
-		{Entry: "debian-6.12", Arch: "x86_64", Result: result(outcome.Pass, outcome.Fail)},
+		{Entry: "debian-6.12", Arch: "arm64", Result: result(contract.Pass, contract.Unsupported)},
+		{Entry: "debian-6.12", Arch: "x86_64", Result: result(contract.Pass, contract.Fail)},
 	}
 	var b strings.Builder
 	if worst := WriteTable(&b, cells); worst != 1 {
@@ -48,7 +48,7 @@ func TestTableVerdictsAndWorstStatus(t *testing.T) {
 }
 
 func TestUnresolvedIsNoVerdict(t *testing.T) {
-	c := Cell{Entry: "e", Arch: "arm64", Result: result(outcome.Pass, outcome.Unresolved)}
+	c := Cell{Entry: "e", Arch: "arm64", Result: result(contract.Pass, contract.Unresolved)}
 	if c.Code() != 2 || c.Verdict() != "NO VERDICT: 1 specs UNRESOLVED" {
 		t.Errorf("code %d verdict %q", c.Code(), c.Verdict())
 	}

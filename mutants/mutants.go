@@ -13,7 +13,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ftrace-stackmap/conformance/outcome"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/review"
 	"github.com/ftrace-stackmap/conformance/run"
 )
@@ -160,9 +160,9 @@ func boot(ctx context.Context, o run.Options, f Fault, progress io.Writer) Row {
 	}
 	for id, c := range res.Summary.Coverage() {
 		switch c {
-		case outcome.Fail:
+		case contract.Fail:
 			row.Failed = append(row.Failed, id)
-		case outcome.Unresolved:
+		case contract.Unresolved:
 			row.Unresolved = append(row.Unresolved, id)
 		}
 	}

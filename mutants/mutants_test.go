@@ -2,13 +2,12 @@ package mutants
 
 import (
 	"errors"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/ftrace-stackmap/conformance/harness"
 )
 
 func TestCaught(t *testing.T) {
@@ -56,7 +55,7 @@ func TestFaultsMatchTheKernel(t *testing.T) {
 			t.Errorf("fault %s listed twice", f.Name)
 		}
 		seen[f.Name] = true
-		if _, ok := harness.Requirements[f.Want]; !ok {
+		if _, ok := contract.Requirements[f.Want]; !ok {
 			t.Errorf("fault %s: unknown requirement %s", f.Name, f.Want)
 		}
 		if !strings.Contains(kernel.String(), `= "`+f.Name+`",`) {

@@ -14,15 +14,14 @@ import (
 	"github.com/onsi/ginkgo/v2/reporters"
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/ftrace-stackmap/conformance/harness"
-	"github.com/ftrace-stackmap/conformance/outcome"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 )
 
 // Spec is one spec's verdict.
 type Spec struct {
 	Text     string
 	IDs      []string
-	Class    outcome.Class
+	Class    contract.Class
 	Message  string   // the failure or skip reason squeezed into one line
 	Detail   string   // the reason as the spec gave it, lines kept (KTAP shows it)
 	Location string   // where a failing spec failed: file:line in the module
@@ -62,7 +61,7 @@ func Summarize(reports []types.Report) Summary {
 		s.Succeeded = s.Succeeded && r.SuiteSucceeded
 		for _, sr := range r.SpecReports {
 			for _, e := range sr.ReportEntries {
-				if e.Name == harness.KernelEntry {
+				if e.Name == contract.KernelEntry {
 					s.Kernel = e.StringRepresentation()
 				}
 			}
@@ -72,31 +71,31 @@ func Summarize(reports []types.Report) Summary {
 				}
 				continue
 			}
-			c := outcome.Of(sr)
-			if c == outcome.NotRun {
+			c := contract.ClassOf(sr)
+			if c == contract.NotRun {
 				continue
 			}
 			var warnings, notes []string
 			for _, e := range sr.ReportEntries {
 				switch e.Name {
-				case harness.WarningEntry:
+				case contract.WarningEntry:
 					warnings = append(warnings, e.StringRepresentation())
-				case harness.NoteEntry:
+				case contract.NoteEntry:
 					notes = append(notes, e.StringRepresentation())
 				}
 			}
-			reason := strings.TrimPrefix(strings.TrimPrefix(sr.Failure.Message, outcome.UnsupportedPrefix), outcome.UnresolvedPrefix)
+			reason := strings.TrimPrefix(strings.TrimPrefix(sr.Failure.Message, contract.UnsupportedPrefix), contract.UnresolvedPrefix)
 			reason = goPointer.ReplaceAllString(reason, ">")
 			sp := Spec{
 				Warnings: warnings,
 				Notes:    notes,
 				Text:     strings.TrimSpace(sr.FullText()),
-				IDs:      harness.IDsOf(sr.Labels()),
+				IDs:      contract.IDsOf(sr.Labels()),
 				Class:    c,
 				Message:  oneLine(headline(reason)),
 				Detail:   strings.TrimSpace(reason),
 			}
-			if loc := sr.Failure.Location; (c == outcome.Fail || c == outcome.Unresolved) && loc.FileName != "" {
+			if loc := sr.Failure.Location; (c == contract.Fail || c == contract.Unresolved) && loc.FileName != "" {
 				sp.Location = fmt.Sprintf("%s:%d", strings.TrimPrefix(loc.FileName, modulePath+"/"), loc.LineNumber)
 			}
 			s.Specs = append(s.Specs, sp)
@@ -106,7 +105,7 @@ func Summarize(reports []types.Report) Summary {
 }
 
 // Count returns how many specs are in a class.
-func (s Summary) Count(c outcome.Class) int {
+func (s Summary) Count(c contract.Class) int {
 	n := 0
 	for _, sp := range s.Specs {
 		if sp.Class == c {
@@ -119,25 +118,25 @@ func (s Summary) Count(c outcome.Class) int {
 // Totals are the three numbers of the closing line. UNRESOLVED counts as
 // failed: it is not a pass, and not a reasoned skip.
 func (s Summary) Totals() (passed, failed, skipped int) {
-	return s.Count(outcome.Pass), s.Count(outcome.Fail) + s.Count(outcome.Unresolved), s.Count(outcome.Unsupported)
+	return s.Count(contract.Pass), s.Count(contract.Fail) + s.Count(contract.Unresolved), s.Count(contract.Unsupported)
 }
 
 // ExitCode is 1 when a spec failed, 2 when the run cannot be trusted
 // (unresolved specs, suite problems, no spec at all), else 0.
 func (s Summary) ExitCode() int {
 	switch {
-	case s.Count(outcome.Fail) > 0:
+	case s.Count(contract.Fail) > 0:
 		return 1
-	case s.Count(outcome.Unresolved) > 0, len(s.SuiteProblems) > 0, len(s.Specs) == 0:
+	case s.Count(contract.Unresolved) > 0, len(s.SuiteProblems) > 0, len(s.Specs) == 0:
 		return 2
 	}
 	return 0
 }
 
 // Coverage is each requirement's verdict: the worst class among its specs.
-func (s Summary) Coverage() map[string]outcome.Class {
-	rank := map[outcome.Class]int{outcome.Pass: 0, outcome.Unsupported: 1, outcome.Unresolved: 2, outcome.Fail: 3}
-	cov := map[string]outcome.Class{}
+func (s Summary) Coverage() map[string]contract.Class {
+	rank := map[contract.Class]int{contract.Pass: 0, contract.Unsupported: 1, contract.Unresolved: 2, contract.Fail: 3}
+	cov := map[string]contract.Class{}
 	for _, sp := range s.Specs {
 		for _, id := range sp.IDs {
 			if old, ok := cov[id]; !ok || rank[sp.Class] > rank[old] {
@@ -158,7 +157,7 @@ func (s Summary) ClosingLine() string {
 func (s Summary) WriteSpecs(w io.Writer) {
 	for _, sp := range s.Specs {
 		line := fmt.Sprintf("%-11s %s", sp.Class, sp.Text)
-		if sp.Class != outcome.Pass && sp.Message != "" {
+		if sp.Class != contract.Pass && sp.Message != "" {
 			line += " -- " + sp.Message
 		}
 		fmt.Fprintln(w, line)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/ftrace-stackmap/conformance/outcome"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 )
 
 func spec(id string, state types.SpecState, msg string) types.SpecReport {
@@ -25,7 +25,7 @@ func TestSummaryCountsAndExitCode(t *testing.T) {
 	}{
 		{"all pass, stackmap unsupported", types.SpecReports{
 			spec("BASE-ONOFF-01", types.SpecStatePassed, ""),
-			spec("SM-NODE-01", types.SpecStateSkipped, outcome.UnsupportedPrefix+"no stack_map"),
+			spec("SM-NODE-01", types.SpecStateSkipped, contract.UnsupportedPrefix+"no stack_map"),
 			spec("SM-NODE-02", types.SpecStateSkipped, ""), // filtered out: not counted
 		}, "1 passed, 0 failed, 1 skipped", 0},
 		{"a failure", types.SpecReports{
@@ -33,7 +33,7 @@ func TestSummaryCountsAndExitCode(t *testing.T) {
 			spec("SM-NODE-01", types.SpecStatePassed, ""),
 		}, "1 passed, 1 failed, 0 skipped", 1},
 		{"unresolved only", types.SpecReports{
-			spec("SM-RESET-01", types.SpecStateFailed, outcome.UnresolvedPrefix+"cannot write tracing_on"),
+			spec("SM-RESET-01", types.SpecStateFailed, contract.UnresolvedPrefix+"cannot write tracing_on"),
 		}, "0 passed, 1 failed, 0 skipped", 2},
 		{"nothing ran", nil, "0 passed, 0 failed, 0 skipped", 2},
 	} {
@@ -66,7 +66,7 @@ func TestCoverageTakesTheWorstClass(t *testing.T) {
 		spec("SM-NODE-01", types.SpecStatePassed, ""),
 	}}})
 	cov := s.Coverage()
-	if cov["SM-RESET-03"] != outcome.Fail || cov["SM-NODE-01"] != outcome.Pass {
+	if cov["SM-RESET-03"] != contract.Fail || cov["SM-NODE-01"] != contract.Pass {
 		t.Fatalf("Coverage() = %v", cov)
 	}
 	var b strings.Builder
@@ -91,8 +91,8 @@ func TestWriteJUnit(t *testing.T) {
 func TestDetailAndLocation(t *testing.T) {
 	failed := spec("SM-RESET-01", types.SpecStateFailed, "accepted\nExpected\n    <bool>: false\nto be true\n")
 	failed.Failure.Location = types.CodeLocation{FileName: "github.com/ftrace-stackmap/conformance/suites/stackmap/reset.go", LineNumber: 42}
-	unresolved := spec("SM-OPT-01", types.SpecStateFailed, outcome.UnresolvedPrefix+"cannot write \"1\"")
-	unsupported := spec("SM-BIN-01", types.SpecStateSkipped, outcome.UnsupportedPrefix+"no stack_map")
+	unresolved := spec("SM-OPT-01", types.SpecStateFailed, contract.UnresolvedPrefix+"cannot write \"1\"")
+	unsupported := spec("SM-BIN-01", types.SpecStateSkipped, contract.UnsupportedPrefix+"no stack_map")
 	unsupported.Failure.Location = types.CodeLocation{FileName: "harness/suite.go", LineNumber: 9}
 	s := Summarize([]types.Report{{SpecReports: types.SpecReports{failed, unresolved, unsupported}}})
 	for i, want := range []Spec{

@@ -14,7 +14,7 @@ import (
 	"unicode"
 
 	"github.com/ftrace-stackmap/conformance/ftracetest"
-	"github.com/ftrace-stackmap/conformance/outcome"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/report"
 	"github.com/ftrace-stackmap/conformance/run"
 )
@@ -167,13 +167,13 @@ func KTAP(res *run.Result, o run.Options) string {
 			diag(&b, "NOTE: ", n)
 		}
 		switch sp.Class {
-		case outcome.Pass:
+		case contract.Pass:
 			fmt.Fprintf(&b, "ok %d %s\n", i+1, name)
-		case outcome.Unsupported:
+		case contract.Unsupported:
 			fmt.Fprintf(&b, "ok %d %s # SKIP %s\n", i+1, name, clean(sp.Message))
 		default:
 			head := ""
-			if sp.Class == outcome.Unresolved {
+			if sp.Class == contract.Unresolved {
 				head = "UNRESOLVED: "
 			}
 			diag(&b, head, sp.Detail)
@@ -183,7 +183,7 @@ func KTAP(res *run.Result, o run.Options) string {
 			fmt.Fprintf(&b, "not ok %d %s\n", i+1, name)
 		}
 	}
-	pass, fail, skip, xfail := s.Count(outcome.Pass), s.Count(outcome.Fail), s.Count(outcome.Unsupported), 0
+	pass, fail, skip, xfail := s.Count(contract.Pass), s.Count(contract.Fail), s.Count(contract.Unsupported), 0
 	if o.FtraceDir != "" {
 		if ftraceSubtest(&b, len(s.Specs)+1, res) {
 			pass++
@@ -198,7 +198,7 @@ func KTAP(res *run.Result, o run.Options) string {
 		diag(&b, "KERNEL: ", p)
 	}
 	fmt.Fprintf(&b, "# Totals: pass:%d fail:%d xfail:%d xpass:0 skip:%d error:%d\n",
-		pass, fail, xfail, skip, s.Count(outcome.Unresolved))
+		pass, fail, xfail, skip, s.Count(contract.Unresolved))
 	return b.String()
 }
 
@@ -304,7 +304,7 @@ func Evidence(res *run.Result, o run.Options) string {
 
 	var failed []report.Spec
 	for _, sp := range s.Specs {
-		if sp.Class == outcome.Fail || sp.Class == outcome.Unresolved {
+		if sp.Class == contract.Fail || sp.Class == contract.Unresolved {
 			failed = append(failed, sp)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ftrace-stackmap/conformance/outcome"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/qemu"
 	"github.com/ftrace-stackmap/conformance/report"
 	"github.com/ftrace-stackmap/conformance/run"
@@ -38,28 +38,28 @@ func result(specs ...report.Spec) *run.Result {
 
 var (
 	pass = report.Spec{Text: "ftrace baseline [BASE-ONOFF-01] turns tracing_on off and on again",
-		IDs: []string{"BASE-ONOFF-01"}, Class: outcome.Pass}
+		IDs: []string{"BASE-ONOFF-01"}, Class: contract.Pass}
 	fail = report.Spec{Text: "resetting the map [SM-RESET-01] refuses a reset with EBUSY while tracing is on, and changes nothing",
-		IDs: []string{"SM-RESET-01"}, Class: outcome.Fail,
+		IDs: []string{"SM-RESET-01"}, Class: contract.Fail,
 		Message:  "write \"0\" to stack_map with tracing on: accepted Expected <bool>: false to be true",
 		Detail:   "write \"0\" to stack_map with tracing on: accepted\nExpected\n    <bool>: false\nto be true",
 		Location: "suites/stackmap/reset.go:42"}
 	unsupported = report.Spec{Text: "the binary export [SM-BIN-01] starts with the profile's magic",
-		IDs: []string{"SM-BIN-01"}, Class: outcome.Unsupported,
+		IDs: []string{"SM-BIN-01"}, Class: contract.Unsupported,
 		Message: "kernel has no stackmap feature (no options/stackmap, no stack_map)",
 		Detail:  "kernel has no stackmap feature (no options/stackmap, no stack_map)"}
 	unresolved = report.Spec{Text: "the stackmap option [SM-OPT-01] reads 0 or 1, round-trips 1 and 0, and trace_options agrees",
-		IDs: []string{"SM-OPT-01"}, Class: outcome.Unresolved,
+		IDs: []string{"SM-OPT-01"}, Class: contract.Unresolved,
 		Message: "cannot write \"1\" to options/stackmap: device or resource busy",
 		Detail:  "cannot write \"1\" to options/stackmap: device or resource busy"}
 	warned = report.Spec{Text: "stackmap nodes [SM-EVT-01] describes the stack_id entry", IDs: []string{"SM-EVT-01"},
-		Class: outcome.Pass, Warnings: []string{"SM-EVT-01: no int stack_id field"}}
+		Class: contract.Pass, Warnings: []string{"SM-EVT-01: no int stack_id field"}}
 	oops = "boot default: WARNING: CPU: 0 PID: 1 at kernel/trace/trace_stackmap.c:88 stackmap_reset+0x44/0x90"
 )
 
 func TestKTAP(t *testing.T) {
 	res := result(pass, fail, unsupported, unresolved, warned,
-		report.Spec{Text: "odd\nname # with a hash", Class: outcome.Pass},
+		report.Spec{Text: "odd\nname # with a hash", Class: contract.Pass},
 		pass) // the same spec again, as a second boot would run it
 	res.KernelProblems = []string{oops}
 	want := `TAP version 13

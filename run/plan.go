@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"os"
 	"os/exec"
 
@@ -27,7 +28,7 @@ type BootPlan struct {
 // cover in range, in range as hex, both clamps, and values that are not a
 // number (SM-BOOT-02), and the bare parameter (SM-BOOT-03).
 var Plans = []BootPlan{
-	{Name: "default", Labels: "!needs-boot && !stress"},
+	{Name: "default", Labels: "!" + contract.LabelNeedsBoot + " && !" + contract.LabelStress},
 	{Name: "trace-options", Append: []string{"trace_options=stackmap,stacktrace"}, Labels: "SM-BOOT-01"},
 	{Name: "bits-12", Append: []string{"ftrace_stackmap.bits=12"}, Labels: "SM-BOOT-02"},
 	{Name: "bits-hex", Append: []string{"ftrace_stackmap.bits=0x10"}, Labels: "SM-BOOT-02"},
@@ -37,7 +38,7 @@ var Plans = []BootPlan{
 	{Name: "bits-bare", Append: []string{"ftrace_stackmap.bits"}, Labels: "SM-BOOT-03"},
 	// The hot path under load, on two CPUs, with the smallest map so that
 	// it fills and the full-stack fallback runs too: `make stress`.
-	{Name: "stress", Append: []string{"ftrace_stackmap.bits=10"}, Labels: "stress", CPUs: 2, OptIn: true},
+	{Name: "stress", Append: []string{"ftrace_stackmap.bits=10"}, Labels: contract.LabelStress, CPUs: 2, OptIn: true},
 }
 
 // filter is the boot's label filter narrowed by the user's.

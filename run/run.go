@@ -23,12 +23,11 @@ import (
 	"github.com/ftrace-stackmap/conformance/debian"
 	"github.com/ftrace-stackmap/conformance/frame"
 	"github.com/ftrace-stackmap/conformance/ftracetest"
-	"github.com/ftrace-stackmap/conformance/harness"
 	"github.com/ftrace-stackmap/conformance/images"
 	"github.com/ftrace-stackmap/conformance/initramfs"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/kbuild"
 	"github.com/ftrace-stackmap/conformance/kimage"
-	"github.com/ftrace-stackmap/conformance/outcome"
 	"github.com/ftrace-stackmap/conformance/progress"
 	"github.com/ftrace-stackmap/conformance/qemu"
 	"github.com/ftrace-stackmap/conformance/report"
@@ -113,7 +112,7 @@ func (r *Result) Verdict() string {
 	case len(s.Specs) == 0:
 		return "NO VERDICT: no spec ran"
 	}
-	return fmt.Sprintf("NO VERDICT: %d specs UNRESOLVED", s.Count(outcome.Unresolved))
+	return fmt.Sprintf("NO VERDICT: %d specs UNRESOLVED", s.Count(contract.Unresolved))
 }
 
 // BootResult is how one boot of the run went.
@@ -219,7 +218,7 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 		case noFeature != "" && plan.Name != "default":
 			// Booting again cannot find a feature the default boot did not.
 			br.Skipped = noFeature
-			reports = append(reports, skippedAs(plan, chosen, outcome.UnsupportedPrefix+noFeature+" (seen in the default boot; boot "+plan.Name+" not made)"))
+			reports = append(reports, skippedAs(plan, chosen, contract.UnsupportedPrefix+noFeature+" (seen in the default boot; boot "+plan.Name+" not made)"))
 		default:
 			var st *selftestSetup
 			if plan.Name == "default" {
@@ -576,11 +575,15 @@ func KernelProblems(dmesg []byte) []string {
 }
 
 // featureAbsent returns the reason the default boot gave for the kernel
-// lacking the feature, or "".
+// lacking the feature (a spec's report entry), or "".
 func featureAbsent(reports []types.Report) string {
-	for _, sp := range report.Summarize(reports).Specs {
-		if sp.Class == outcome.Unsupported && strings.HasPrefix(sp.Message, harness.NoStackmapFeature) {
-			return sp.Message
+	for _, r := range reports {
+		for _, sr := range r.SpecReports {
+			for _, e := range sr.ReportEntries {
+				if e.Name == contract.FeatureEntry {
+					return e.StringRepresentation()
+				}
+			}
 		}
 	}
 	return ""

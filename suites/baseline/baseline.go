@@ -3,6 +3,7 @@
 package baseline
 
 import (
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"os"
 	"strings"
 
@@ -13,7 +14,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/harness"
 )
 
-var _ = Describe("ftrace baseline", Label("baseline"), func() {
+var _ = Describe("ftrace baseline", Label(contract.LabelBaseline), func() {
 	var tfs *harness.TraceFS
 	BeforeEach(func() { tfs = harness.Root() })
 

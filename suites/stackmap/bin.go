@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"io"
 	"os"
 	"sort"
@@ -134,7 +135,7 @@ func frameMatches(text string, addr uint64, syms *kallsyms) error {
 	text, _, _ = strings.Cut(text, " [") // drop a module name
 	switch {
 	case text == "[FTRACE TRAMPOLINE]":
-		if harness.Profile() == harness.ProfileV4 && addr != fmtx.TrampolineMarker {
+		if harness.Profile() == contract.ProfileV4 && addr != fmtx.TrampolineMarker {
 			return fmt.Errorf("text says [FTRACE TRAMPOLINE], binary has %#x, want the marker %#x", addr, fmtx.TrampolineMarker)
 		}
 		return nil

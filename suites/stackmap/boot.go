@@ -1,6 +1,7 @@
 package stackmap
 
 import (
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"os"
 	"slices"
 	"strconv"
@@ -12,10 +13,6 @@ import (
 	"github.com/ftrace-stackmap/conformance/harness"
 	fmtx "github.com/ftrace-stackmap/conformance/harness/stackmapfmt"
 )
-
-// NeedsBoot labels specs that need a boot with their own kernel command
-// line; `make qemu-test` runs each in a boot of its own (see the boot plans).
-const NeedsBoot = "needs-boot"
 
 const bitsParam = "ftrace_stackmap.bits"
 
@@ -67,7 +64,7 @@ func checkStackIDsResolve(tfs *harness.TraceFS) {
 	}
 }
 
-var _ = describe("stackmap at boot", Label(NeedsBoot), func() {
+var _ = describe("stackmap at boot", Label(contract.LabelNeedsBoot), func() {
 	harness.ReqIt("SM-BOOT-01", "turns the map on from trace_options=stackmap,stacktrace and keeps it live", func() {
 		tfs := harness.Root()
 		value, set, _ := paramValue("trace_options")

@@ -2,6 +2,7 @@ package stackmap
 
 import (
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -38,7 +39,7 @@ var _ = describe("deep stacks", func() {
 				cut++
 			}
 		}
-		if harness.Profile() == harness.ProfileV3 {
+		if harness.Profile() == contract.ProfileV3 {
 			Expect(got.Deepest()).To(BeNumerically("<=", fmtx.MaxDepth), "v3 cuts deep stacks and stores them: a %d-frame <stack trace> in trace", got.Deepest())
 			Expect(cut).To(BeNumerically(">", 0), "v3 stores a %d-frame stack cut to %d frames: no block of depth %d", depth, fmtx.MaxDepth, fmtx.MaxDepth)
 			return

@@ -3,6 +3,7 @@
 package stackmap
 
 import (
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/ftrace-stackmap/conformance/harness"
@@ -24,7 +25,7 @@ func featureMissing(t *harness.TraceFS) string {
 	hasOption, hasMap := t.Exists(optionNode), t.Exists(mapNode)
 	switch {
 	case !hasOption && !hasMap:
-		return harness.NoStackmapFeature + " (no options/stackmap, no stack_map)"
+		return contract.NoStackmapFeature + " (no options/stackmap, no stack_map)"
 	case !hasOption:
 		return "kernel has stack_map but no options/stackmap"
 	case !hasMap:
@@ -36,6 +37,7 @@ func featureMissing(t *harness.TraceFS) string {
 // requireFeature ends the spec as UNSUPPORTED when the feature is absent.
 func requireFeature(t *harness.TraceFS) {
 	if why := featureMissing(t); why != "" {
+		AddReportEntry(contract.FeatureEntry, why)
 		harness.Unsupported("%s", why)
 	}
 }
@@ -48,5 +50,5 @@ func describe(text string, args ...any) bool {
 		BeforeEach(func() { requireFeature(harness.Root()) })
 		body()
 	}
-	return Describe(text, append([]any{Label("stackmap")}, args...)...)
+	return Describe(text, append([]any{Label(contract.LabelStackmap)}, args...)...)
 }

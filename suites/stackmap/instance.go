@@ -2,6 +2,7 @@ package stackmap
 
 import (
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"os"
 	"strings"
 
@@ -70,7 +71,7 @@ var _ = describe("stackmap and instances", func() {
 			inst, _ := newInstance(tfs, instanceName+"-top"+top)
 			harness.Prerequisite("SM-INST-01", inheritedFlag(inst, top))
 			err := inst.Write("trace_options", "stackmap")
-			if harness.Profile() == harness.ProfileV3 {
+			if harness.Profile() == contract.ProfileV3 {
 				Expect(err).NotTo(HaveOccurred(), "v3: writing stackmap to an instance's trace_options")
 				Expect(tfs.ReadTrimmed(optionNode)).To(Equal(top), "the instance's write changed the top-level option")
 				continue

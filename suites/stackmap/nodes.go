@@ -2,6 +2,7 @@ package stackmap
 
 import (
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"os"
 	"strings"
 
@@ -12,10 +13,10 @@ import (
 	"github.com/ftrace-stackmap/conformance/harness"
 )
 
-var _ = Describe("stackmap init", Label("stackmap"), func() {
+var _ = Describe("stackmap init", Label(contract.LabelStackmap), func() {
 	harness.ReqIt("SM-INIT-01", "has stack_map whenever options/stackmap exists; after a failed init the option reads 0 and refuses 1", func() {
 		tfs := harness.Root()
-		if harness.Profile() != harness.ProfileV4 {
+		if harness.Profile() != contract.ProfileV4 {
 			harness.Unsupported("SM-INIT-01 belongs to the v4 profile only")
 		}
 		if !tfs.Exists(optionNode) {

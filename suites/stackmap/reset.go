@@ -2,6 +2,7 @@ package stackmap
 
 import (
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"regexp"
 	"strings"
 
@@ -120,7 +121,7 @@ var _ = describe("resetting the map", func() {
 		}
 		resetAsSetup(tfs, "0")
 		after := readTrace(tfs)
-		if harness.Profile() == harness.ProfileV3 {
+		if harness.Profile() == contract.ProfileV3 {
 			Expect(fmtx.ParseTrace(after).IDs).To(HaveLen(len(before)), "v3 keeps the ring buffer: stale <stack_id> lines, before and after the reset")
 			return
 		}

@@ -1,6 +1,7 @@
 package stackmap
 
 import (
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"os"
 	"runtime"
 	"sync"
@@ -13,15 +14,11 @@ import (
 	"github.com/ftrace-stackmap/conformance/harness"
 )
 
-// Stress labels the long run that checks the hot path survives load: not
-// part of a conformance run (`make stress` runs it, with two CPUs).
-const Stress = "stress"
-
 // stressFunctions are traced with a stack each: hot, on every arch, and
 // called from enough places to fill the small map the stress boot asks for.
 var stressFunctions = []string{"schedule", "vfs_*", "do_filp_open", "*alloc*", "*page*", "*free*"}
 
-var _ = describe("the stackmap under load", Label(Stress), Serial, func() {
+var _ = describe("the stackmap under load", Label(contract.LabelStress), Serial, func() {
 	It("survives the function tracer with stacks on every CPU, with resets in between", func(ctx SpecContext) {
 		tfs := harness.Root()
 		quiet(tfs)
@@ -87,7 +84,7 @@ var _ = describe("the stackmap under load", Label(Stress), Serial, func() {
 		stop.Store(true)
 		wg.Wait()
 		Expect(problems).To(BeEmpty(), "reading the nodes under load")
-		AddReportEntry("stress", map[string]any{"resets": resets, "ids": ids, "drops": drops, "fullest": fullest})
+		AddReportEntry(contract.LabelStress, map[string]any{"resets": resets, "ids": ids, "drops": drops, "fullest": fullest})
 		Expect(resets).To(BeNumerically(">", 3))
 		Expect(ids).To(BeNumerically(">", 0), "the map handed out no id under load: nothing was stressed")
 		if drops == 0 {

@@ -1,10 +1,9 @@
-// Package outcome names the result classes of the suite, in ftracetest's
-// terms, and tells them apart in a Ginkgo report.
+// Result classes, in ftracetest's terms, told apart in a Ginkgo report.
 //
 // Ginkgo knows passed, failed and skipped. A spec that finds its feature
 // missing skips with a message starting "UNSUPPORTED: "; a spec that cannot
 // decide (its setup broke) fails with a message starting "UNRESOLVED: ".
-package outcome
+package contract
 
 import (
 	"strings"
@@ -29,8 +28,8 @@ const (
 	UnresolvedPrefix  = "UNRESOLVED: "
 )
 
-// Of classifies one spec report.
-func Of(s types.SpecReport) Class {
+// ClassOf classifies one spec report.
+func ClassOf(s types.SpecReport) Class {
 	msg := s.Failure.Message
 	switch s.State {
 	case types.SpecStatePassed:

@@ -1,4 +1,4 @@
-package harness
+package contract
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 )
 
 // contractFile is the project's contract, relative to this package.
-const contractFile = "../CONTRACT.md"
+const contractFile = "../../CONTRACT.md"
 
 // contractHeading matches a requirement's section in the contract: a
 // level-3 heading that starts with the ID and a colon.

@@ -1,4 +1,4 @@
-package outcome
+package contract
 
 import (
 	"testing"
@@ -23,9 +23,9 @@ func TestOf(t *testing.T) {
 		{types.SpecStateInterrupted, "", Unresolved},
 		{types.SpecStatePending, "", NotRun},
 	} {
-		got := Of(types.SpecReport{State: tc.state, Failure: types.Failure{Message: tc.msg}})
+		got := ClassOf(types.SpecReport{State: tc.state, Failure: types.Failure{Message: tc.msg}})
 		if got != tc.want {
-			t.Errorf("Of(%v, %q) = %s, want %s", tc.state, tc.msg, got, tc.want)
+			t.Errorf("ClassOf(%v, %q) = %s, want %s", tc.state, tc.msg, got, tc.want)
 		}
 	}
 }

@@ -1,0 +1,29 @@
+package contract
+
+// Names of the report entries a spec adds and the host reads: the guest
+// and the host agree on them here, not by matching prose.
+const (
+	KernelEntry  = "kernel"  // the kernel under test, as uname gives it
+	WarningEntry = "warning" // a miss of an informational requirement
+	NoteEntry    = "note"    // what a passing spec could not check
+	// FeatureEntry is added by a spec that found the stackmap feature
+	// absent; its value is the reason.
+	FeatureEntry = "feature-absent"
+)
+
+// NoStackmapFeature starts the reason given when a kernel lacks the feature.
+const NoStackmapFeature = "kernel has no stackmap feature"
+
+// Profiles of the stackmap contract; v4 is the default.
+const (
+	ProfileV4 = "v4"
+	ProfileV3 = "v3"
+)
+
+// Labels the specs carry besides their requirement IDs.
+const (
+	LabelBaseline  = "baseline"   // plain ftrace, any tracing kernel
+	LabelStackmap  = "stackmap"   // the stackmap ABI
+	LabelNeedsBoot = "needs-boot" // needs a boot with its own command line
+	LabelStress    = "stress"     // the hot path under load (make stress)
+)
