@@ -13,8 +13,8 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/ftrace-stackmap/conformance/ftracetest"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
 	"github.com/ftrace-stackmap/conformance/report"
 	"github.com/ftrace-stackmap/conformance/run"
 )

@@ -12,7 +12,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/ftrace-stackmap/conformance/frame"
+	"github.com/ftrace-stackmap/conformance/internal/consoleframe"
 	"github.com/ftrace-stackmap/conformance/qemu"
 	"github.com/ftrace-stackmap/conformance/report"
 )
@@ -35,10 +35,10 @@ func console(t *testing.T, report []byte, exit int) string {
 	var b bytes.Buffer
 	b.WriteString("[    0.000000] Booting Linux on physical CPU 0x0\r\n")
 	if report != nil {
-		frame.Write(&b, "report.json", report)
+		consoleframe.Write(&b, "report.json", report)
 	}
 	if exit >= 0 {
-		frame.WriteExit(&b, exit)
+		consoleframe.WriteExit(&b, exit)
 	}
 	b.WriteString("[    2.870650] reboot: Power down\r\n")
 	return b.String()

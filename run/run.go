@@ -20,18 +20,18 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/u-root/u-root/pkg/cpio"
 
-	"github.com/ftrace-stackmap/conformance/debian"
-	"github.com/ftrace-stackmap/conformance/frame"
-	"github.com/ftrace-stackmap/conformance/ftracetest"
-	"github.com/ftrace-stackmap/conformance/images"
 	"github.com/ftrace-stackmap/conformance/initramfs"
+	"github.com/ftrace-stackmap/conformance/internal/apt"
+	"github.com/ftrace-stackmap/conformance/internal/consoleframe"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
-	"github.com/ftrace-stackmap/conformance/kbuild"
-	"github.com/ftrace-stackmap/conformance/kimage"
-	"github.com/ftrace-stackmap/conformance/progress"
+	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kimage"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/treebuild"
+	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/qemu"
 	"github.com/ftrace-stackmap/conformance/report"
-	"github.com/ftrace-stackmap/conformance/treebuild"
 )
 
 // Options are the user's choices for one run.
@@ -161,7 +161,7 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 	prepare.Lock()
 	prepared := sync.OnceFunc(prepare.Unlock)
 	defer prepared()
-	if err := debian.Ensure(o.Progress, debian.Need{Program: m.Binary, Package: m.Package}); err != nil {
+	if err := apt.Ensure(o.Progress, apt.Need{Program: m.Binary, Package: m.Package}); err != nil {
 		return nil, infra("%v", err)
 	}
 	kernel, source, built, err := o.kernel()
@@ -611,7 +611,7 @@ func Judge(dir string, boot *qemu.Result) ([]types.Report, error) {
 		return nil, infra("%v", err)
 	}
 	defer f.Close()
-	c, err := frame.Decode(f)
+	c, err := consoleframe.Decode(f)
 	if err != nil {
 		return nil, infra("reading %s: %v", log, err)
 	}

@@ -11,13 +11,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ftrace-stackmap/conformance/bench"
-	"github.com/ftrace-stackmap/conformance/images"
-	"github.com/ftrace-stackmap/conformance/progress"
+	"github.com/ftrace-stackmap/conformance/internal/bench"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
+	"github.com/ftrace-stackmap/conformance/internal/progress"
 )
 
 // benchMain measures time to verdict against the floor and prints the
-// figures, their change since bench/last.json, and the targets. Exit
+// figures, their change since internal/bench/last.json, and the targets. Exit
 // status: 0 every target met, 1 one missed, 2 a measurement failed.
 func benchMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -75,7 +75,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "NO VERDICT: bench: %v\n0 passed, 0 failed, 0 skipped\n", err)
 		return exitNoVerdict
 	}
-	last := filepath.Join(o.Base.ModuleDir, "bench", "last.json")
+	last := filepath.Join(o.Base.ModuleDir, "internal", "bench", "last.json")
 	prev, err := bench.Load(last)
 	if err != nil {
 		fmt.Fprintf(stderr, "bench: previous figures unreadable: %v\n", err)

@@ -25,10 +25,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ftrace-stackmap/conformance/images"
-	"github.com/ftrace-stackmap/conformance/kbuild"
-	"github.com/ftrace-stackmap/conformance/mutants"
-	"github.com/ftrace-stackmap/conformance/progress"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
+	"github.com/ftrace-stackmap/conformance/internal/mutants"
+	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/review"
 	"github.com/ftrace-stackmap/conformance/run"
 )

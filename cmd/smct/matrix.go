@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ftrace-stackmap/conformance/images"
-	"github.com/ftrace-stackmap/conformance/matrix"
-	"github.com/ftrace-stackmap/conformance/progress"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
+	"github.com/ftrace-stackmap/conformance/internal/matrix"
+	"github.com/ftrace-stackmap/conformance/internal/progress"
 )
 
 // matrixMain runs qemu-test for every images.lock entry (or -images) on

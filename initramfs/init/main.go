@@ -22,8 +22,8 @@ import (
 	"github.com/u-root/u-root/pkg/libinit"
 	"golang.org/x/sys/unix"
 
-	"github.com/ftrace-stackmap/conformance/frame"
 	"github.com/ftrace-stackmap/conformance/initramfs"
+	"github.com/ftrace-stackmap/conformance/internal/consoleframe"
 )
 
 var rootfs = []libinit.Creator{
@@ -53,9 +53,9 @@ func main() {
 
 	code, err := run(console)
 	if err != nil {
-		frame.WriteGuestError(console, err.Error())
+		consoleframe.WriteGuestError(console, err.Error())
 	} else {
-		frame.WriteExit(console, code)
+		consoleframe.WriteExit(console, code)
 	}
 	unix.Sync()
 	// Wait until the UART has sent everything: what is still queued at
@@ -92,7 +92,7 @@ func run(console io.Writer) (int, error) {
 	var exitErr *exec.ExitError
 	if ctx.Err() != nil {
 		if report, err := os.ReadFile(reportPath); err == nil {
-			frame.Write(console, filepath.Base(reportPath), report)
+			consoleframe.Write(console, filepath.Base(reportPath), report)
 		}
 		return 0, fmt.Errorf("suite did not finish within %ds", cfg.TimeoutSeconds)
 	}
@@ -106,19 +106,19 @@ func run(console io.Writer) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("suite exited %d without a report: %v", code, err)
 	}
-	if err := frame.Write(console, filepath.Base(reportPath), report); err != nil {
+	if err := consoleframe.Write(console, filepath.Base(reportPath), report); err != nil {
 		return 0, err
 	}
 	if len(cfg.Ftracetest) > 0 {
 		out, logs := runFtracetest(ctx, cfg.Ftracetest)
-		if err := frame.Write(console, initramfs.SelftestOutput, out); err != nil {
+		if err := consoleframe.Write(console, initramfs.SelftestOutput, out); err != nil {
 			return 0, err
 		}
-		if err := frame.Write(console, initramfs.SelftestLogs, logs); err != nil {
+		if err := consoleframe.Write(console, initramfs.SelftestLogs, logs); err != nil {
 			return 0, err
 		}
 	}
-	if err := frame.Write(console, "dmesg.txt", kernelLog()); err != nil {
+	if err := consoleframe.Write(console, "dmesg.txt", kernelLog()); err != nil {
 		return 0, err
 	}
 	return code, nil

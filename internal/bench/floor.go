@@ -16,7 +16,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/initramfs"
 )
 
-// floorInitrd builds an initramfs whose init only powers off (./bench/poweroff)
+// floorInitrd builds an initramfs whose init only powers off (./initramfs/poweroff)
 // into dir and returns its path.
 func floorInitrd(ctx context.Context, moduleDir, arch, dir string) (string, error) {
 	goarch, ok := initramfs.GoArch[arch]
@@ -24,7 +24,7 @@ func floorInitrd(ctx context.Context, moduleDir, arch, dir string) (string, erro
 		return "", fmt.Errorf("unknown arch %q", arch)
 	}
 	bin := filepath.Join(dir, "poweroff-"+arch)
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./bench/poweroff")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./initramfs/poweroff")
 	cmd.Dir = moduleDir
 	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+goarch, "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -1,7 +1,7 @@
 // Package debian is the host's use of apt: installing the tools the project
 // needs and downloading kernel packages of either arch without changing
 // dpkg's architecture list.
-package debian
+package apt
 
 import (
 	"bytes"

@@ -18,8 +18,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ftrace-stackmap/conformance/debian"
-	"github.com/ftrace-stackmap/conformance/images"
+	"github.com/ftrace-stackmap/conformance/internal/apt"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 )
 
 // SourcePackage is the Debian package whose tarball is built.
@@ -33,16 +33,16 @@ type Arch struct {
 	Cross   string // CROSS_COMPILE= prefix, "" for native
 	Target  string // make target
 	Output  string // the file to boot, relative to the build directory
-	Compile debian.Need
+	Compile apt.Need
 }
 
 // Arches are the arches the reference kernel is built for. x86_64 boots
 // the ELF vmlinux directly (PVH); arm64 boots its Image.
 var Arches = map[string]Arch{
 	"x86_64": {KArch: "x86_64", Target: "bzImage", Output: "vmlinux",
-		Compile: debian.Need{Program: "gcc", Package: "build-essential"}},
+		Compile: apt.Need{Program: "gcc", Package: "build-essential"}},
 	"arm64": {KArch: "arm64", Cross: "aarch64-linux-gnu-", Target: "Image", Output: "arch/arm64/boot/Image",
-		Compile: debian.Need{Program: "aarch64-linux-gnu-gcc", Package: "gcc-aarch64-linux-gnu"}},
+		Compile: apt.Need{Program: "aarch64-linux-gnu-gcc", Package: "gcc-aarch64-linux-gnu"}},
 }
 
 // Inputs are what a build depends on; their hash is the build's key.
@@ -81,7 +81,7 @@ type Builder struct {
 
 // Tools are what building a kernel needs from Debian, besides the compiler
 // and the source.
-var Tools = []debian.Need{
+var Tools = []apt.Need{
 	{Program: "make", Package: "make"},
 	{Program: "flex", Package: "flex"},
 	{Program: "bison", Package: "bison"},
@@ -100,7 +100,7 @@ func (b Builder) Build() (*Result, error) {
 	if !ok {
 		return nil, fmt.Errorf("kernel: ARCH=%q: want arm64 or x86_64", b.Arch)
 	}
-	if err := debian.Ensure(b.Progress, append(Tools, a.Compile, debian.Need{Program: "gcc", Package: "build-essential"}, debian.Need{Path: tarball, Package: SourcePackage})...); err != nil {
+	if err := apt.Ensure(b.Progress, append(Tools, a.Compile, apt.Need{Program: "gcc", Package: "build-essential"}, apt.Need{Path: tarball, Package: SourcePackage})...); err != nil {
 		return nil, err
 	}
 	in, err := b.inputs(a)

@@ -19,9 +19,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ftrace-stackmap/conformance/debian"
-	"github.com/ftrace-stackmap/conformance/images"
-	"github.com/ftrace-stackmap/conformance/kbuild"
+	"github.com/ftrace-stackmap/conformance/internal/apt"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 )
 
 // Check validates a b4 entry offline: its form (images.Read checked it
@@ -93,7 +93,7 @@ type Builder struct {
 	Terminal  bool
 }
 
-var tools = []debian.Need{{Program: "git", Package: "git"}, {Program: "b4", Package: "b4"}}
+var tools = []apt.Need{{Program: "git", Package: "git"}, {Program: "b4", Package: "b4"}}
 
 // Build returns the entry's kernel, fetching, applying and building it
 // when it is not cached.
@@ -105,8 +105,8 @@ func (b Builder) Build() (*Result, error) {
 	if err := Check(b.Entry, b.KernelDir); err != nil {
 		return nil, err
 	}
-	needs := append(append(append([]debian.Need{}, kbuild.Tools...), tools...), a.Compile, debian.Need{Program: "gcc", Package: "build-essential"})
-	if err := debian.Ensure(b.Progress, needs...); err != nil {
+	needs := append(append(append([]apt.Need{}, kbuild.Tools...), tools...), a.Compile, apt.Need{Program: "gcc", Package: "build-essential"})
+	if err := apt.Ensure(b.Progress, needs...); err != nil {
 		return nil, err
 	}
 	in, err := b.inputs(a)

@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"github.com/ftrace-stackmap/conformance/progress"
+	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/review"
 	"github.com/ftrace-stackmap/conformance/run"
 )

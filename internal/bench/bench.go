@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/initramfs"
-	"github.com/ftrace-stackmap/conformance/matrix"
-	"github.com/ftrace-stackmap/conformance/progress"
+	"github.com/ftrace-stackmap/conformance/internal/matrix"
+	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/qemu"
 	"github.com/ftrace-stackmap/conformance/run"
 )

@@ -18,7 +18,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/ftrace-stackmap/conformance/debian"
+	"github.com/ftrace-stackmap/conformance/internal/apt"
 )
 
 // Lock is images.lock.
@@ -142,7 +142,7 @@ func CheckEntry(e *Entry) error {
 		}
 	}
 	for arch, a := range e.Arches {
-		if _, ok := debian.DebArch[arch]; !ok {
+		if _, ok := apt.DebArch[arch]; !ok {
 			return fmt.Errorf("entry %s: arch %q, want arm64 or x86_64", e.Name, arch)
 		}
 		switch {
@@ -193,7 +193,7 @@ func (e *Entry) checkRecipe() error {
 		switch {
 		case !configName.MatchString(c):
 			return fmt.Errorf("config %q: want the name of a kernel/config/<name>.config fragment", c)
-		case debian.DebArch[c] != "":
+		case apt.DebArch[c] != "":
 			return fmt.Errorf("config %q: an arch's own fragment is added for its arch only; do not list it", c)
 		case slices.Contains(e.Config[:i], c):
 			return fmt.Errorf("config %q: repeated", c)
@@ -239,9 +239,9 @@ func Fetch(e *Entry, arch, cacheDir string, progress io.Writer) (string, error) 
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	fmt.Fprintf(progress, "fetching %s %s (%s) ...\n", a.Package, a.Version, debian.DebArch[arch])
-	deb, err := debian.Download(tmp, a.Package, a.Version, debian.DebArch[arch])
-	if errors.Is(err, debian.ErrVanished) {
+	fmt.Fprintf(progress, "fetching %s %s (%s) ...\n", a.Package, a.Version, apt.DebArch[arch])
+	deb, err := apt.Download(tmp, a.Package, a.Version, apt.DebArch[arch])
+	if errors.Is(err, apt.ErrVanished) {
 		return "", fmt.Errorf("%v; re-pin entry %s in images.lock to a version `apt-cache policy` lists (package, version, deb_sha256, image_sha256)", err, e.Name)
 	}
 	if err != nil {
@@ -250,7 +250,7 @@ func Fetch(e *Entry, arch, cacheDir string, progress io.Writer) (string, error) 
 	if sum, err := FileSHA256(deb); err != nil || sum != a.DebSHA256 {
 		return "", fmt.Errorf("%w: %s has sha256 %s, images.lock pins %s; the archive changed under the pin: check it and re-pin entry %s", ErrHashMismatch, filepath.Base(deb), sum, a.DebSHA256, e.Name)
 	}
-	if err := debian.Extract(deb, a.Path, out+".tmp"); err != nil {
+	if err := apt.Extract(deb, a.Path, out+".tmp"); err != nil {
 		return "", err
 	}
 	if sum, _ := FileSHA256(out + ".tmp"); sum != a.ImageSHA256 {

@@ -36,7 +36,7 @@ func TestCaught(t *testing.T) {
 // The table here, the kernel's fault names and kernel/README.md must agree:
 // a fault the kernel has but the matrix never boots proves nothing.
 func TestFaultsMatchTheKernel(t *testing.T) {
-	patches, _ := filepath.Glob("../kernel/patches/*.patch")
+	patches, _ := filepath.Glob("../../kernel/patches/*.patch")
 	var kernel strings.Builder
 	for _, p := range patches {
 		data, err := os.ReadFile(p)
@@ -45,7 +45,7 @@ func TestFaultsMatchTheKernel(t *testing.T) {
 		}
 		kernel.Write(data)
 	}
-	readme, err := os.ReadFile("../kernel/README.md")
+	readme, err := os.ReadFile("../../kernel/README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 func TestTheProjectLockIsValid(t *testing.T) {
-	l, err := Read("../images.lock")
+	l, err := Read("../../../images.lock")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestReadChecksB4Recipes(t *testing.T) {
 }
 
 func TestPinEditsOnlyItsLines(t *testing.T) {
-	orig, err := os.ReadFile("../images.lock")
+	orig, err := os.ReadFile("../../../images.lock")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ftrace-stackmap/conformance/images"
 	"github.com/ftrace-stackmap/conformance/initramfs"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/qemu"
 	"github.com/ftrace-stackmap/conformance/run"
 )
@@ -30,13 +30,13 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	rootDir, _ = filepath.Abs("..")
+	rootDir, _ = filepath.Abs("../..")
 	tmp, err := os.MkdirTemp("", "smct-e2e-")
 	if err != nil {
 		panic(err)
 	}
 	smct = filepath.Join(tmp, "smct")
-	if out, err := exec.Command("go", "build", "-o", smct, "../cmd/smct").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", smct, "../../cmd/smct").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building smct: %v\n%s", err, out)
 		os.Exit(1)
 	}

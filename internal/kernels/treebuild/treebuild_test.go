@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ftrace-stackmap/conformance/images"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 )
 
 func entry() *images.Entry {
@@ -18,22 +18,22 @@ func entry() *images.Entry {
 }
 
 func TestCheckNeedsTheFragments(t *testing.T) {
-	if err := Check(entry(), "../kernel"); err != nil {
+	if err := Check(entry(), "../../../kernel"); err != nil {
 		t.Fatal(err)
 	}
 	e := entry()
 	e.Config = []string{"common", "nosuch"}
-	if err := Check(e, "../kernel"); err == nil || !strings.Contains(err.Error(), "nosuch.config") {
+	if err := Check(e, "../../../kernel"); err == nil || !strings.Contains(err.Error(), "nosuch.config") {
 		t.Errorf("missing fragment: %v", err)
 	}
 	e = entry()
 	e.MessageID = "<1.2@example.org>"
-	if err := Check(e, "../kernel"); err == nil || !strings.Contains(err.Error(), "message_id") {
+	if err := Check(e, "../../../kernel"); err == nil || !strings.Contains(err.Error(), "message_id") {
 		t.Errorf("bad message-id: %v", err)
 	}
 	e = entry()
 	e.Kind = images.KindBuild
-	if err := Check(e, "../kernel"); err == nil {
+	if err := Check(e, "../../../kernel"); err == nil {
 		t.Errorf("a build entry passed as b4")
 	}
 	if got := Fragments(entry(), "arm64", "k"); strings.Join(got, " ") != "k/config/common.config k/config/arm64.config" {

@@ -176,7 +176,7 @@ func buildSuite(t *testing.T) string {
 	}
 	bin := filepath.Join(t.TempDir(), "suites.test")
 	cmd := exec.Command(goCmd, "test", "-c", "-o", bin, "./suites")
-	cmd.Dir = ".."
+	cmd.Dir = "../.."
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building the suite: %v\n%s", err, out)
 	}

@@ -11,7 +11,7 @@
 // when it could not run the suite. Kernel messages may land between lines; a
 // body line with any character outside base64 is taken for one and skipped.
 // A frame whose size or checksum does not match is reported, never used.
-package frame
+package consoleframe
 
 import (
 	"bufio"

@@ -17,11 +17,11 @@ import (
 	"github.com/rhysd/actionlint"
 	"gopkg.in/yaml.v3"
 
-	"github.com/ftrace-stackmap/conformance/images"
-	"github.com/ftrace-stackmap/conformance/treebuild"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/treebuild"
 )
 
-const root = ".."
+const root = "../.."
 
 type step struct {
 	Name string         `yaml:"name"`
