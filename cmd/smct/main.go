@@ -29,8 +29,8 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/mutants"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
-	"github.com/ftrace-stackmap/conformance/review"
-	"github.com/ftrace-stackmap/conformance/run"
+	"github.com/ftrace-stackmap/conformance/internal/qemutest"
+	"github.com/ftrace-stackmap/conformance/internal/results"
 )
 
 const (
@@ -70,7 +70,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("qemu-test", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	rep := progress.New(stderr)
-	o := run.Options{Progress: rep}
+	o := qemutest.Options{Progress: rep}
 	fs.StringVar(&o.Arch, "arch", "", "arm64 or x86_64")
 	fs.StringVar(&o.Kernel, "kernel", "", "kernel image to boot (overrides -image)")
 	fs.StringVar(&o.Image, "image", "", "images.lock entry to boot (default: the lock's default)")
@@ -80,7 +80,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.ResultsDir, "results", "results", "where run directories go")
 	fs.StringVar(&o.LockFile, "lock", "images.lock", "the image lock file")
 	fs.StringVar(&o.FtraceDir, "ftracetest", "", "a kernel tree's tools/testing/selftests/ftrace: run its ftracetest in the default boot too")
-	fs.StringVar(&o.FtraceMatch, "ftracetest-match", review.DefaultFtraceMatch, "run the .tc files whose path contains this")
+	fs.StringVar(&o.FtraceMatch, "ftracetest-match", results.DefaultFtraceMatch, "run the .tc files whose path contains this")
 	bootArgs := fs.String("append", "", "extra kernel command line words")
 	echo := fs.Bool("console", false, "copy the guest console to stderr as it arrives")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -108,21 +108,21 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	res, err := run.QemuTest(ctx, o)
+	res, err := qemutest.Run(ctx, o)
 	if err != nil {
-		var ie *run.InfraError
+		var ie *qemutest.InfraError
 		if !errors.As(err, &ie) {
-			ie = &run.InfraError{Reason: err.Error()}
+			ie = &qemutest.InfraError{Reason: err.Error()}
 		}
 		if res != nil && res.Dir != "" {
-			review.WriteVerdict(res.Dir, "NO VERDICT: "+ie.Reason)
+			results.WriteVerdict(res.Dir, "NO VERDICT: "+ie.Reason)
 			fmt.Fprintf(stdout, "results: %s\n", res.Dir)
 		}
 		fmt.Fprintf(stdout, "NO VERDICT: %s\n", ie.Reason)
 		fmt.Fprintln(stdout, "0 passed, 0 failed, 0 skipped")
 		return exitNoVerdict
 	}
-	summary, err := review.Write(res, o)
+	summary, err := results.Write(res)
 	if err != nil {
 		fmt.Fprintf(stderr, "note: writing the reports: %v\n", err)
 	}
@@ -201,7 +201,7 @@ func kernelMain(args []string, stdout, stderr io.Writer) int {
 func mutantsMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mutants", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	o := run.Options{Progress: io.Discard, Profile: "v4"}
+	o := qemutest.Options{Progress: io.Discard, Request: results.Request{Profile: "v4"}}
 	fs.StringVar(&o.Arch, "arch", "", "arm64 or x86_64")
 	fs.StringVar(&o.Kernel, "kernel", "", "kernel image to boot (overrides -image)")
 	fs.StringVar(&o.Image, "image", "reference", "images.lock entry to boot")

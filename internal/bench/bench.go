@@ -2,7 +2,7 @@
 // the same kernel with the same QEMU command line and an init that only
 // powers off: `smct bench`. The timing targets live here, not in tests.
 //
-// Runs are timed in-process around run.QemuTest, which is what
+// Runs are timed in-process around qemutest.Run, which is what
 // `smct qemu-test` does apart from printing the summary.
 package bench
 
@@ -22,8 +22,9 @@ import (
 	"github.com/ftrace-stackmap/conformance/initramfs"
 	"github.com/ftrace-stackmap/conformance/internal/matrix"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
+	"github.com/ftrace-stackmap/conformance/internal/qemutest"
+	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/qemu"
-	"github.com/ftrace-stackmap/conformance/run"
 )
 
 // The targets, as ratios to a measured figure.
@@ -36,8 +37,8 @@ const (
 
 // Options say what to measure.
 type Options struct {
-	Base          run.Options // ModuleDir, CacheDir, LockFile, Timeout
-	Image         string      // the entry timed per arch
+	Base          qemutest.Options // ModuleDir, CacheDir, LockFile, Timeout
+	Image         string           // the entry timed per arch
 	Arches        []string
 	Reps          int
 	MatrixEntries []string // the matrix whose throughput is measured
@@ -97,7 +98,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		var total []float64
 		boots := map[string][]float64{}
-		var last *run.Result
+		var last *results.Result
 		for i := range o.Reps {
 			end := o.Progress.Step("%s: qemu-test %d/%d", arch, i+1, o.Reps)
 			start := time.Now()
@@ -202,19 +203,19 @@ func target(name string, value, base, ratio float64) Target {
 	return Target{Name: name, Value: value, Limit: ratio * base, Ratio: value / base, Met: value <= ratio*base}
 }
 
-func (o Options) base() run.Options {
+func (o Options) base() qemutest.Options {
 	b := o.Base
 	b.Profile, b.Labels = "v4", ""
 	return b
 }
 
 // qemuTest makes one full v4 run, quietly, and wants a verdict.
-func (o Options) qemuTest(ctx context.Context, arch, tmp string) (*run.Result, error) {
+func (o Options) qemuTest(ctx context.Context, arch, tmp string) (*results.Result, error) {
 	ro := o.base()
 	ro.Arch, ro.Image = arch, o.Image
 	ro.ResultsDir = filepath.Join(tmp, "runs")
 	ro.Progress = progress.Quiet(o.Notes, arch+": ")
-	res, err := run.QemuTest(ctx, ro)
+	res, err := qemutest.Run(ctx, ro)
 	if err != nil {
 		return nil, fmt.Errorf("%s: NO VERDICT: %v", arch, err)
 	}

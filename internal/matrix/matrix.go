@@ -14,14 +14,14 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/ftrace-stackmap/conformance/internal/progress"
-	"github.com/ftrace-stackmap/conformance/review"
-	"github.com/ftrace-stackmap/conformance/run"
+	"github.com/ftrace-stackmap/conformance/internal/qemutest"
+	"github.com/ftrace-stackmap/conformance/internal/results"
 )
 
 // Cell is one images.lock entry on one arch.
 type Cell struct {
 	Entry, Arch string
-	Result      *run.Result
+	Result      *results.Result
 	Err         error // no verdict
 	Duration    time.Duration
 }
@@ -56,7 +56,7 @@ func (c Cell) Totals() (passed, failed, skipped int) {
 
 // Options say what to run.
 type Options struct {
-	Base     run.Options // all but Arch, Image, ResultsDir and Progress
+	Base     qemutest.Options // all but Arch, Image, ResultsDir and Progress
 	Entries  []string
 	Arches   []string
 	Dir      string // results/matrix-<time>; cell runs go to Dir/<entry>-<arch>/
@@ -102,7 +102,7 @@ func Run(ctx context.Context, o Options) []Cell {
 	return cells
 }
 
-// runCell makes one normal run. run.QemuTest serialises the preparation
+// runCell makes one normal run. qemutest.Run serialises the preparation
 // (kernel, initramfs) of runs side by side, so only their boots overlap.
 func runCell(ctx context.Context, o Options, c *Cell) {
 	ro := o.Base
@@ -111,7 +111,7 @@ func runCell(ctx context.Context, o Options, c *Cell) {
 	ro.ResultsDir = filepath.Join(o.Dir, c.Name())
 	ro.Progress = progress.Quiet(o.Notes, c.Entry+"/"+c.Arch+": ")
 	start := time.Now()
-	c.Result, c.Err = run.QemuTest(ctx, ro)
+	c.Result, c.Err = qemutest.Run(ctx, ro)
 	c.Duration = time.Since(start)
 	if c.Result == nil || c.Result.Dir == "" {
 		return
@@ -119,9 +119,9 @@ func runCell(ctx context.Context, o Options, c *Cell) {
 	// The same reports as a qemu-test run's.
 	var err error
 	if c.Err != nil {
-		err = review.WriteVerdict(c.Result.Dir, c.Verdict())
+		err = results.WriteVerdict(c.Result.Dir, c.Verdict())
 	} else {
-		_, err = review.Write(c.Result, ro)
+		_, err = results.Write(c.Result)
 	}
 	if err != nil {
 		fmt.Fprintf(o.Notes, "%s: writing the reports: %v\n", c.Name(), err)

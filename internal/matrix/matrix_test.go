@@ -6,16 +6,15 @@ import (
 	"testing"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
-	"github.com/ftrace-stackmap/conformance/report"
-	"github.com/ftrace-stackmap/conformance/run"
+	"github.com/ftrace-stackmap/conformance/internal/results"
 )
 
-func result(classes ...contract.Class) *run.Result {
-	s := report.Summary{Succeeded: true}
+func result(classes ...contract.Class) *results.Result {
+	s := results.Summary{Succeeded: true}
 	for _, c := range classes {
-		s.Specs = append(s.Specs, report.Spec{Text: "spec", Class: c})
+		s.Specs = append(s.Specs, results.Spec{Text: "spec", Class: c})
 	}
-	return &run.Result{Summary: s}
+	return &results.Result{Summary: s}
 }
 
 func TestTableVerdictsAndWorstStatus(t *testing.T) {

@@ -14,8 +14,8 @@ import (
 	"strings"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
-	"github.com/ftrace-stackmap/conformance/review"
-	"github.com/ftrace-stackmap/conformance/run"
+	"github.com/ftrace-stackmap/conformance/internal/qemutest"
+	"github.com/ftrace-stackmap/conformance/internal/results"
 )
 
 // Fault is one fault switch of the reference kernel and the requirement
@@ -131,7 +131,7 @@ func (r Row) Caught() bool {
 }
 
 // Run boots the kernel of base once without faults and once per fault.
-func Run(ctx context.Context, base run.Options, faults []Fault, progress io.Writer) []Row {
+func Run(ctx context.Context, base qemutest.Options, faults []Fault, progress io.Writer) []Row {
 	rows := []Row{boot(ctx, base, Fault{}, progress)}
 	for _, f := range faults {
 		rows = append(rows, boot(ctx, base, f, progress))
@@ -139,7 +139,7 @@ func Run(ctx context.Context, base run.Options, faults []Fault, progress io.Writ
 	return rows
 }
 
-func boot(ctx context.Context, o run.Options, f Fault, progress io.Writer) Row {
+func boot(ctx context.Context, o qemutest.Options, f Fault, progress io.Writer) Row {
 	name := f.Name
 	if name == "" {
 		name = "none"
@@ -149,13 +149,13 @@ func boot(ctx context.Context, o run.Options, f Fault, progress io.Writer) Row {
 	}
 	o.ResultsDir = filepath.Join(o.ResultsDir, name)
 	fmt.Fprintf(progress, "--- fault %s\n", name)
-	res, err := run.QemuTest(ctx, o)
+	res, err := qemutest.Run(ctx, o)
 	row := Row{Fault: f.Name, Want: f.Want, Echoes: f.Echoes, Err: err}
 	if err != nil {
 		return row
 	}
 	// What the fault made fail, in the reports a reviewer reads.
-	if _, err := review.Write(res, o); err != nil {
+	if _, err := results.Write(res); err != nil {
 		fmt.Fprintf(progress, "note: writing the reports of fault %s: %v\n", name, err)
 	}
 	for id, c := range res.Summary.Coverage() {

@@ -1,7 +1,8 @@
-// Package run performs one conformance run under QEMU: it checks the inputs,
-// prepares the kernel and the initramfs, boots, and turns what came back into
-// a verdict. Anything that leaves no trustworthy verdict is an *InfraError.
-package run
+// Package qemutest performs one conformance run under QEMU: it checks the
+// inputs, prepares the kernel and the initramfs, boots, and turns what came
+// back into a verdict. Anything that leaves no trustworthy verdict is an
+// *InfraError.
+package qemutest
 
 import (
 	"context"
@@ -30,30 +31,20 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kimage"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/treebuild"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
+	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/qemu"
-	"github.com/ftrace-stackmap/conformance/report"
 )
 
-// Options are the user's choices for one run.
+// Options are the user's choices for one run and where it works.
 type Options struct {
-	Arch       string
-	Kernel     string // a kernel image path; overrides Image
-	Image      string // an images.lock entry; "" for the lock's default
-	Profile    string // v4 or v3
-	Labels     string // Ginkgo label filter
-	BootArgs   []string
+	results.Request
 	Boots      []string // boot plans to make; all when empty
-	Timeout    time.Duration
-	ModuleDir  string // the project's root
+	ModuleDir  string   // the project's root
 	LockFile   string
 	CacheDir   string
-	ResultsDir string // parent of the run directories
-	// FtraceDir is a kernel tree's tools/testing/selftests/ftrace: its
-	// ftracetest runs the .tc files whose path contains FtraceMatch in the
-	// default boot, after the suite. None when empty.
-	FtraceDir, FtraceMatch string
-	Progress               io.Writer // steps as they run; a progress.Reporter keeps it off non-terminals
-	Echo                   io.Writer // the guest console, if wanted live
+	ResultsDir string    // parent of the run directories
+	Progress   io.Writer // steps as they run; a progress.Reporter keeps it off non-terminals
+	Echo       io.Writer // the guest console, if wanted live
 }
 
 // InfraError means the run gave no verdict to trust, and says why.
@@ -63,66 +54,6 @@ func (e *InfraError) Error() string { return e.Reason }
 
 func infra(format string, args ...any) error {
 	return &InfraError{Reason: fmt.Sprintf(format, args...)}
-}
-
-// Result is what one run produced.
-type Result struct {
-	Dir       string // results/<run>
-	Kernel    string // the image booted
-	Source    string // where it came from: the lock entry and package, or KERNEL=
-	KernelSHA string
-	Machine   string // QEMU's version and machine settings
-	Summary   report.Summary
-	Boots     []BootResult
-	// KernelProblems are warnings, oopses and lockups the guests' kernel
-	// logs show: a kernel that misbehaves fails the run.
-	KernelProblems []string
-	// Selftests are the verdicts of the tree's own ftracetest, when asked
-	// for; SelftestsNote says why there are none, or what went wrong.
-	Selftests     []ftracetest.Case
-	SelftestsNote string
-}
-
-// ExitCode is the run's exit status: the summary's, or 1 when a kernel log
-// shows a problem and nothing worse happened.
-func (r *Result) ExitCode() int {
-	code := r.Summary.ExitCode()
-	if code == 0 && len(r.KernelProblems) > 0 {
-		return 1
-	}
-	return code
-}
-
-// Verdict is the run's verdict on one line, as verdict.txt keeps it: "ok",
-// "FAIL" or "NO VERDICT: <reason>", matching ExitCode's 0, 1 and 2.
-func (r *Result) Verdict() string {
-	s := r.Summary
-	switch r.ExitCode() {
-	case 0:
-		return "ok"
-	case 1:
-		if s.ExitCode() == 0 {
-			return "FAIL: the kernel logged problems"
-		}
-		return "FAIL"
-	}
-	switch {
-	case len(s.SuiteProblems) > 0:
-		return "NO VERDICT: suite: " + s.SuiteProblems[0]
-	case len(s.Specs) == 0:
-		return "NO VERDICT: no spec ran"
-	}
-	return fmt.Sprintf("NO VERDICT: %d specs UNRESOLVED", s.Count(contract.Unresolved))
-}
-
-// BootResult is how one boot of the run went.
-type BootResult struct {
-	Plan    BootPlan
-	Boot    *qemu.Result // nil when the boot was not needed
-	Skipped string       // why it was not made
-	// Control marks a boot made only to show that the kernel comes up
-	// without the parameters of a boot that died; its specs are not reported.
-	Control bool
 }
 
 // DefaultBootArgs are added to every boot. The trace_options token lets the
@@ -136,10 +67,10 @@ var DefaultBootArgs = []string{"trace_options=noannotate", "rcupdate.rcu_expedit
 // the kernel cache and build tree, build/<arch>. Only their boots overlap.
 var prepare sync.Mutex
 
-// QemuTest runs the suite under QEMU: one boot per plan that selects a spec.
+// Run runs the suite under QEMU: one boot per plan that selects a spec.
 // On an infrastructure problem it returns an *InfraError, with the run
-// directory (console logs kept) in Result.
-func QemuTest(ctx context.Context, o Options) (*Result, error) {
+// directory (console logs kept) in results.Result.
+func Run(ctx context.Context, o Options) (*results.Result, error) {
 	m, ok := qemu.Machines[o.Arch]
 	if !ok {
 		return nil, infra("ARCH=%q: want arm64 or x86_64", o.Arch)
@@ -176,7 +107,7 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Kernel: kernel, Source: source, Machine: m.Describe()}
+	res := &results.Result{Request: o.Request, Kernel: kernel, Source: source, Machine: m.Describe()}
 	if res.KernelSHA, err = images.FileSHA256(kernel); err != nil {
 		return nil, infra("%v", err)
 	}
@@ -206,12 +137,12 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 	noFeature := ""
 	bootsUp := false // a boot without a plan's parameters reached the suite
 	for _, plan := range o.plans() {
-		filter := plan.filter(o.Labels)
+		filter := plan.Filter(o.Labels)
 		chosen, err := selected(specs, filter)
 		if err != nil {
 			return res, infra("LABELS=%q: %v", o.Labels, err)
 		}
-		br := BootResult{Plan: plan}
+		br := results.BootResult{Plan: plan}
 		switch {
 		case len(chosen) == 0:
 			br.Skipped = "no spec selected"
@@ -271,7 +202,7 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 	if err := writeReports(res.Dir, reports); err != nil {
 		return res, infra("%v", err)
 	}
-	res.Summary = report.Summarize(reports)
+	res.Summary = results.Summarize(reports)
 	if res.Summary.Kernel == "" {
 		// No guest reported (every boot died): the console still names it.
 		console, _ := os.ReadFile(filepath.Join(res.Dir, "console.log"))
@@ -282,9 +213,9 @@ func QemuTest(ctx context.Context, o Options) (*Result, error) {
 
 // plans are the boot plans this run may make: those -boots names (all when
 // it names none), opt-in ones only when LABELS= asks for them.
-func (o Options) plans() []BootPlan {
-	var out []BootPlan
-	for _, plan := range Plans {
+func (o Options) plans() []contract.BootPlan {
+	var out []contract.BootPlan
+	for _, plan := range contract.Plans {
 		if len(o.Boots) > 0 && !slices.Contains(o.Boots, plan.Name) || plan.OptIn && !strings.Contains(o.Labels, plan.Labels) {
 			continue
 		}
@@ -296,7 +227,7 @@ func (o Options) plans() []BootPlan {
 // repeatedParam refuses extra command-line words that set a parameter a
 // boot plan sets itself: the kernel would see both, and the plan's specs
 // would judge only one of them.
-func repeatedParam(extra []string, plans []BootPlan) error {
+func repeatedParam(extra []string, plans []contract.BootPlan) error {
 	for _, w := range extra {
 		key, _, _ := strings.Cut(w, "=")
 		for _, plan := range plans {
@@ -311,7 +242,7 @@ func repeatedParam(extra []string, plans []BootPlan) error {
 }
 
 // bootOnce makes one boot of a plan and judges what came back.
-func (o Options) bootOnce(ctx context.Context, m qemu.Machine, kernel, base, runDir string, plan BootPlan, filter string, st *selftestSetup) ([]types.Report, *qemu.Result, error) {
+func (o Options) bootOnce(ctx context.Context, m qemu.Machine, kernel, base, runDir string, plan contract.BootPlan, filter string, st *selftestSetup) ([]types.Report, *qemu.Result, error) {
 	dir := filepath.Join(runDir, "boots", plan.Name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, infra("%v", err)
@@ -354,7 +285,7 @@ func (o Options) bootOnce(ctx context.Context, m qemu.Machine, kernel, base, run
 	for i := range reports {
 		for j := range reports[i].SpecReports {
 			sr := &reports[i].SpecReports[j]
-			sr.ContainerHierarchyTexts = plan.prefixed(sr.ContainerHierarchyTexts)
+			sr.ContainerHierarchyTexts = plan.Prefixed(sr.ContainerHierarchyTexts)
 		}
 	}
 	return reports, res, nil
@@ -472,15 +403,15 @@ func lastLines(text []byte, n int) []string {
 
 // controlPlan is a boot without any plan's parameters that runs one cheap
 // spec: it shows that the kernel comes up when a boot that has them did not.
-var controlPlan = BootPlan{Name: "control", Labels: "BASE-TRACEFS-01"}
+var controlPlan = contract.BootPlan{Name: "control", Labels: "BASE-TRACEFS-01"}
 
 // controlBoot makes the control boot after died, when no boot without
 // parameters has been made yet. Its result is not reported, only whether
 // the kernel reached the suite: if it did not, nothing can be blamed on
 // the parameter and the run has no verdict.
-func (o Options) controlBoot(ctx context.Context, m qemu.Machine, kernel, base string, res *Result, died *BootDied) error {
+func (o Options) controlBoot(ctx context.Context, m qemu.Machine, kernel, base string, res *results.Result, died *BootDied) error {
 	_, boot, err := o.bootOnce(ctx, m, kernel, base, res.Dir, controlPlan, controlPlan.Labels, nil)
-	res.Boots = append(res.Boots, BootResult{Plan: controlPlan, Boot: boot, Control: true})
+	res.Boots = append(res.Boots, results.BootResult{Plan: controlPlan, Boot: boot, Control: true})
 	if err != nil {
 		return infra("%v; and a control boot without its parameters failed too: %v", died, err)
 	}
@@ -489,12 +420,12 @@ func (o Options) controlBoot(ctx context.Context, m qemu.Machine, kernel, base s
 
 // failedAs turns specs that plan's boot would have run into failures with
 // the reason, named after the boot as a made boot's specs are.
-func failedAs(plan BootPlan, specs types.SpecReports, reason string) types.Report {
+func failedAs(plan contract.BootPlan, specs types.SpecReports, reason string) types.Report {
 	r := types.Report{SuiteDescription: "boot " + plan.Name + " died", SuiteSucceeded: false}
 	for _, s := range specs {
 		s.State = types.SpecStateFailed
 		s.Failure = types.Failure{Message: reason}
-		s.ContainerHierarchyTexts = plan.prefixed(s.ContainerHierarchyTexts)
+		s.ContainerHierarchyTexts = plan.Prefixed(s.ContainerHierarchyTexts)
 		r.SpecReports = append(r.SpecReports, s)
 	}
 	return r
@@ -598,7 +529,7 @@ func writeReports(dir string, reports []types.Report) error {
 	if err := os.WriteFile(filepath.Join(dir, "report.json"), js, 0o644); err != nil {
 		return err
 	}
-	return report.WriteJUnit(reports, filepath.Join(dir, "junit.xml"))
+	return results.WriteJUnit(reports, filepath.Join(dir, "junit.xml"))
 }
 
 // Judge reads the frames the guest wrote into dir/console.log, saves the
@@ -630,11 +561,11 @@ func Judge(dir string, boot *qemu.Result) ([]types.Report, error) {
 	case c.Files["report.json"] == nil || !c.HaveExit:
 		return nil, infra("guest sent no complete result: did its init run? (see %s)", log)
 	}
-	reports, err := report.Parse(c.Files["report.json"])
+	reports, err := results.Parse(c.Files["report.json"])
 	if err != nil {
 		return nil, infra("%v", err)
 	}
-	s := report.Summarize(reports)
+	s := results.Summarize(reports)
 	switch {
 	case len(s.SuiteProblems) > 0:
 		return reports, infra("suite: %s", s.SuiteProblems[0])

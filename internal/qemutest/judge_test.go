@@ -1,4 +1,4 @@
-package run
+package qemutest
 
 import (
 	"bytes"
@@ -13,8 +13,8 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/ftrace-stackmap/conformance/internal/consoleframe"
+	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/qemu"
-	"github.com/ftrace-stackmap/conformance/report"
 )
 
 // ginkgoReport makes a report.json with one It in the given state.
@@ -54,7 +54,7 @@ func judge(t *testing.T, log string, boot qemu.Result) (int, error) {
 	if err != nil {
 		return 2, err
 	}
-	return report.Summarize(reports).ExitCode(), nil
+	return results.Summarize(reports).ExitCode(), nil
 }
 
 func TestJudgeTrustsOnlyCompleteResults(t *testing.T) {

@@ -1,4 +1,4 @@
-package review
+package results
 
 import (
 	"fmt"
@@ -12,54 +12,53 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/qemu"
-	"github.com/ftrace-stackmap/conformance/report"
-	"github.com/ftrace-stackmap/conformance/run"
 )
 
 const sha = "391d229a7c641821b7414d001c090043d977e11daf865362d36ea832ccf0dd69"
 
-var opts = run.Options{Arch: "x86_64", Profile: "v4", Timeout: 5 * time.Minute}
+var opts = Request{Arch: "x86_64", Profile: "v4", Timeout: 5 * time.Minute}
 
 // result is a run of the given specs: the default boot made, one boot not.
-func result(specs ...report.Spec) *run.Result {
-	return &run.Result{
+func result(specs ...Spec) *Result {
+	return &Result{
+		Request:   opts,
 		Dir:       "results/20261122-164552-x86_64",
 		Source:    "IMAGE=reference (built from kernel/, inputs 0123456789abcdef)",
 		KernelSHA: sha,
 		Machine:   "QEMU emulator version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3) -M q35 -cpu qemu64",
-		Summary:   report.Summary{Specs: specs, Succeeded: true, Kernel: "6.12.117-stackmap #1 SMP PREEMPT_DYNAMIC x86_64"},
-		Boots: []run.BootResult{
-			{Plan: run.Plans[0], Boot: &qemu.Result{Duration: 3900 * time.Millisecond}},
-			{Plan: run.Plans[1], Boot: &qemu.Result{Duration: 2500 * time.Millisecond}},
-			{Plan: run.Plans[2], Skipped: "no spec selected"},
+		Summary:   Summary{Specs: specs, Succeeded: true, Kernel: "6.12.117-stackmap #1 SMP PREEMPT_DYNAMIC x86_64"},
+		Boots: []BootResult{
+			{Plan: contract.Plans[0], Boot: &qemu.Result{Duration: 3900 * time.Millisecond}},
+			{Plan: contract.Plans[1], Boot: &qemu.Result{Duration: 2500 * time.Millisecond}},
+			{Plan: contract.Plans[2], Skipped: "no spec selected"},
 		},
 	}
 }
 
 var (
-	pass = report.Spec{Text: "ftrace baseline [BASE-ONOFF-01] turns tracing_on off and on again",
+	pass = Spec{Text: "ftrace baseline [BASE-ONOFF-01] turns tracing_on off and on again",
 		IDs: []string{"BASE-ONOFF-01"}, Class: contract.Pass}
-	fail = report.Spec{Text: "resetting the map [SM-RESET-01] refuses a reset with EBUSY while tracing is on, and changes nothing",
+	fail = Spec{Text: "resetting the map [SM-RESET-01] refuses a reset with EBUSY while tracing is on, and changes nothing",
 		IDs: []string{"SM-RESET-01"}, Class: contract.Fail,
 		Message:  "write \"0\" to stack_map with tracing on: accepted Expected <bool>: false to be true",
 		Detail:   "write \"0\" to stack_map with tracing on: accepted\nExpected\n    <bool>: false\nto be true",
 		Location: "suites/stackmap/reset.go:42"}
-	unsupported = report.Spec{Text: "the binary export [SM-BIN-01] starts with the profile's magic",
+	unsupported = Spec{Text: "the binary export [SM-BIN-01] starts with the profile's magic",
 		IDs: []string{"SM-BIN-01"}, Class: contract.Unsupported,
 		Message: "kernel has no stackmap feature (no options/stackmap, no stack_map)",
 		Detail:  "kernel has no stackmap feature (no options/stackmap, no stack_map)"}
-	unresolved = report.Spec{Text: "the stackmap option [SM-OPT-01] reads 0 or 1, round-trips 1 and 0, and trace_options agrees",
+	unresolved = Spec{Text: "the stackmap option [SM-OPT-01] reads 0 or 1, round-trips 1 and 0, and trace_options agrees",
 		IDs: []string{"SM-OPT-01"}, Class: contract.Unresolved,
 		Message: "cannot write \"1\" to options/stackmap: device or resource busy",
 		Detail:  "cannot write \"1\" to options/stackmap: device or resource busy"}
-	warned = report.Spec{Text: "stackmap nodes [SM-EVT-01] describes the stack_id entry", IDs: []string{"SM-EVT-01"},
+	warned = Spec{Text: "stackmap nodes [SM-EVT-01] describes the stack_id entry", IDs: []string{"SM-EVT-01"},
 		Class: contract.Pass, Warnings: []string{"SM-EVT-01: no int stack_id field"}}
 	oops = "boot default: WARNING: CPU: 0 PID: 1 at kernel/trace/trace_stackmap.c:88 stackmap_reset+0x44/0x90"
 )
 
 func TestKTAP(t *testing.T) {
 	res := result(pass, fail, unsupported, unresolved, warned,
-		report.Spec{Text: "odd\nname # with a hash", Class: contract.Pass},
+		Spec{Text: "odd\nname # with a hash", Class: contract.Pass},
 		pass) // the same spec again, as a second boot would run it
 	res.KernelProblems = []string{oops}
 	want := `TAP version 13
@@ -85,7 +84,7 @@ ok 7 ftrace baseline [BASE-ONOFF-01] turns tracing_on off and on again (2)
 # KERNEL: ` + oops + `
 # Totals: pass:4 fail:1 xfail:0 xpass:0 skip:1 error:1
 `
-	if got := KTAP(res, opts); got != want {
+	if got := KTAP(res); got != want {
 		t.Errorf("KTAP() =\n%s\nwant\n%s", got, want)
 	}
 }
@@ -105,7 +104,7 @@ var (
 func TestKTAPParses(t *testing.T) {
 	long := fail
 	long.Detail = strings.Repeat("line\n", 50) + "\x1b[31mcoloured\x1b[0m\r"
-	for name, res := range map[string]*run.Result{
+	for name, res := range map[string]*Result{
 		"all pass":    result(pass, warned),
 		"mixed":       result(pass, fail, unsupported, unresolved, warned, pass),
 		"long detail": result(long, unresolved),
@@ -113,7 +112,7 @@ func TestKTAPParses(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			res.KernelProblems = []string{oops}
-			lines := strings.Split(strings.TrimSuffix(KTAP(res, opts), "\n"), "\n")
+			lines := strings.Split(strings.TrimSuffix(KTAP(res), "\n"), "\n")
 			if len(lines) < 3 || !versionLine.MatchString(lines[0]) || !planLine.MatchString(lines[1]) {
 				t.Fatalf("no version and plan lines:\n%s", strings.Join(lines, "\n"))
 			}
@@ -161,7 +160,7 @@ func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
 func TestEvidenceAllPass(t *testing.T) {
 	res := result(pass, unsupported)
-	res.Boots = append(res.Boots, run.BootResult{Plan: run.Plans[3], Skipped: "kernel has no stackmap feature"})
+	res.Boots = append(res.Boots, BootResult{Plan: contract.Plans[3], Skipped: "kernel has no stackmap feature"})
 	want := `ftrace stackmap conformance (profile v4): 1 passed, 0 failed, 1 skipped
 kernel:  6.12.117-stackmap #1 SMP PREEMPT_DYNAMIC x86_64
 image:   IMAGE=reference (built from kernel/, inputs 0123456789abcdef)
@@ -173,7 +172,7 @@ boots:   2 made (default, trace-options); 1 not made: kernel has no stackmap
 
 reproduce: make qemu-test ARCH=x86_64 IMAGE=reference PROFILE=v4
 `
-	got := Evidence(res, opts)
+	got := Evidence(res)
 	if got != want {
 		t.Errorf("Evidence() =\n%s\nwant\n%s", got, want)
 	}
@@ -187,7 +186,7 @@ func TestEvidenceFailures(t *testing.T) {
 	res.KernelProblems = []string{oops}
 	o := opts
 	o.Labels = "stackmap && !SM-BOOT-02"
-	got := Evidence(res, o)
+	got := Evidence(withRequest(res, o))
 	want := `ftrace stackmap conformance (profile v4): 1 passed, 3 failed, 1 skipped
 kernel:  6.12.117-stackmap #1 SMP PREEMPT_DYNAMIC x86_64
 image:   IMAGE=reference (built from kernel/, inputs 0123456789abcdef)
@@ -238,20 +237,20 @@ func checkMail(t *testing.T, text string) {
 func TestReproduce(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		o    run.Options
+		o    Request
 		want string
 	}{
-		{"lock's default named", run.Options{Arch: "arm64", Profile: "v4"},
+		{"lock's default named", Request{Arch: "arm64", Profile: "v4"},
 			"make qemu-test ARCH=arm64 IMAGE=reference PROFILE=v4"},
-		{"image", run.Options{Arch: "x86_64", Image: "debian-6.12", Profile: "v3", Timeout: 5 * time.Minute},
+		{"image", Request{Arch: "x86_64", Image: "debian-6.12", Profile: "v3", Timeout: 5 * time.Minute},
 			"make qemu-test ARCH=x86_64 IMAGE=debian-6.12 PROFILE=v3"},
-		{"kernel path with a space, labels, timeout", run.Options{Arch: "x86_64", Kernel: "/tmp/my kernel/bzImage", Profile: "v4", Labels: "stress", Timeout: 10 * time.Minute},
+		{"kernel path with a space, labels, timeout", Request{Arch: "x86_64", Kernel: "/tmp/my kernel/bzImage", Profile: "v4", Labels: "stress", Timeout: 10 * time.Minute},
 			"make qemu-test ARCH=x86_64 KERNEL='/tmp/my kernel/bzImage' PROFILE=v4 LABELS=stress TIMEOUT=10m0s"},
-		{"boot arguments need smct", run.Options{Arch: "arm64", Image: "debian-6.1", Profile: "v4", Labels: "baseline", BootArgs: []string{"nokaslr", "loglevel=7"}},
+		{"boot arguments need smct", Request{Arch: "arm64", Image: "debian-6.1", Profile: "v4", Labels: "baseline", BootArgs: []string{"nokaslr", "loglevel=7"}},
 			"go run ./cmd/smct qemu-test -arch arm64 -image debian-6.1 -profile v4 -labels baseline -append 'nokaslr loglevel=7'"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := Reproduce(result(), tc.o); got != tc.want {
+			if got := Reproduce(withRequest(result(), tc.o)); got != tc.want {
 				t.Errorf("Reproduce() = %q, want %q", got, tc.want)
 			}
 		})
@@ -263,7 +262,7 @@ func TestReproduce(t *testing.T) {
 func TestSummary(t *testing.T) {
 	res := result(pass, fail)
 	res.KernelProblems = []string{oops}
-	res.Boots = append(res.Boots, run.BootResult{Plan: run.Plans[3], Skipped: "kernel has no stackmap feature"})
+	res.Boots = append(res.Boots, BootResult{Plan: contract.Plans[3], Skipped: "kernel has no stackmap feature"})
 	want := fmt.Sprintf(`kernel:  6.12.117-stackmap #1 SMP PREEMPT_DYNAMIC x86_64
 image:   IMAGE=reference (built from kernel/, inputs 0123456789abcdef), sha256 %s
 machine: x86_64 on QEMU emulator version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3) -M q35 -cpu qemu64
@@ -284,7 +283,7 @@ results: results/20261122-164552-x86_64
 evidence: results/20261122-164552-x86_64/evidence.txt
 1 passed, 1 failed, 0 skipped
 `, sha, fail.Message, oops)
-	if got := Summary(res, opts); got != want {
+	if got := Text(res); got != want {
 		t.Errorf("Summary() =\n%s\nwant\n%s", got, want)
 	}
 }
@@ -292,14 +291,20 @@ evidence: results/20261122-164552-x86_64/evidence.txt
 func TestWrite(t *testing.T) {
 	res := result(pass)
 	res.Dir = t.TempDir()
-	summary, err := Write(res, opts)
+	summary, err := Write(res)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]string{SummaryFile: summary, KTAPFile: KTAP(res, opts), EvidenceFile: Evidence(res, opts)} {
+	for name, want := range map[string]string{SummaryFile: summary, KTAPFile: KTAP(res), EvidenceFile: Evidence(res)} {
 		got, err := os.ReadFile(filepath.Join(res.Dir, name))
 		if err != nil || string(got) != want {
 			t.Errorf("%s = %q, %v; want %q", name, got, err, want)
 		}
 	}
+}
+
+// withRequest is res as if asked for by o.
+func withRequest(res *Result, o Request) *Result {
+	res.Request = o
+	return res
 }

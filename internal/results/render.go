@@ -1,8 +1,9 @@
-// Package review renders a finished run for the people who review the
-// stackmap series: the summary qemu-test prints, KTAP as kselftest writes it
-// (so LKFT and KernelCI parsers read it), and a short block of evidence to
-// paste into a reply on the mailing list.
-package review
+// Rendering a finished run for the people who review the stackmap series:
+// the summary qemu-test prints, KTAP as kselftest writes it (so LKFT and
+// KernelCI parsers read it), a short block of evidence to paste into a
+// reply on the mailing list, and the one-line verdict.
+
+package results
 
 import (
 	"fmt"
@@ -15,8 +16,6 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
-	"github.com/ftrace-stackmap/conformance/report"
-	"github.com/ftrace-stackmap/conformance/run"
 )
 
 // The files Write puts into the run's directory.
@@ -42,11 +41,10 @@ const maxDiag = 20
 
 // Write puts the summary, the KTAP, the evidence and the verdict into the run's
 // directory, and returns the summary: what qemu-test prints. o are the
-// options the run was made with, for the command that makes it again.
-func Write(res *run.Result, o run.Options) (string, error) {
-	summary := Summary(res, o)
+func Write(res *Result) (string, error) {
+	summary := Text(res)
 	for _, f := range []struct{ name, text string }{
-		{SummaryFile, summary}, {KTAPFile, KTAP(res, o)}, {EvidenceFile, Evidence(res, o)},
+		{SummaryFile, summary}, {KTAPFile, KTAP(res)}, {EvidenceFile, Evidence(res)},
 		{VerdictFile, res.Verdict() + "\n"},
 	} {
 		if err := os.WriteFile(filepath.Join(res.Dir, f.name), []byte(f.text), 0o644); err != nil {
@@ -62,9 +60,10 @@ func WriteVerdict(dir, verdict string) error {
 	return os.WriteFile(filepath.Join(dir, VerdictFile), []byte(verdict+"\n"), 0o644)
 }
 
-// Summary is the run in full: where it ran, one line per spec, the
+// Text is the run in full: where it ran, one line per spec, the
 // requirements' coverage, and the closing line, last.
-func Summary(res *run.Result, o run.Options) string {
+func Text(res *Result) string {
+	o := res.Request
 	s := res.Summary
 	var b strings.Builder
 	fmt.Fprintf(&b, "kernel:  %s\nimage:   %s, sha256 %s\nmachine: %s on %s\nprofile: %s\n",
@@ -83,7 +82,7 @@ func Summary(res *run.Result, o run.Options) string {
 	for _, p := range res.KernelProblems {
 		fmt.Fprintf(&b, "%-11s %s\n", "KERNEL", p)
 	}
-	writeSelftests(&b, res, o)
+	writeSelftests(&b, res)
 	if len(s.Coverage()) > 0 { // the stress run covers no requirement
 		b.WriteString("\nrequirements:\n")
 		s.WriteCoverage(&b)
@@ -97,7 +96,8 @@ func Summary(res *run.Result, o run.Options) string {
 // writeSelftests lists the tree's own ftracetest verdicts, when asked for.
 // They are the tree's tests, not the contract's: they do not change the
 // closing line or the exit status, and a reviewer reads them side by side.
-func writeSelftests(b *strings.Builder, res *run.Result, o run.Options) {
+func writeSelftests(b *strings.Builder, res *Result) {
+	o := res.Request
 	if o.FtraceDir == "" {
 		return
 	}
@@ -121,7 +121,7 @@ func writeSelftests(b *strings.Builder, res *run.Result, o run.Options) {
 
 // bootsNotMade groups the boots skipped for a reason other than selecting
 // no spec, by reason, in plan order.
-func bootsNotMade(res *run.Result) (reasons []string, names map[string][]string) {
+func bootsNotMade(res *Result) (reasons []string, names map[string][]string) {
 	names = map[string][]string{}
 	for _, br := range res.Boots {
 		if br.Boot != nil || br.Skipped == "no spec selected" {
@@ -139,7 +139,8 @@ func bootsNotMade(res *run.Result) (reasons []string, names map[string][]string)
 // order, the reasons as "# " lines before a "not ok", UNSUPPORTED as SKIP,
 // and kselftest's closing totals. UNRESOLVED is "not ok" and counts as an
 // error, the totals' word for a test that could not decide.
-func KTAP(res *run.Result, o run.Options) string {
+func KTAP(res *Result) string {
+	o := res.Request
 	s := res.Summary
 	var b strings.Builder
 	b.WriteString("TAP version 13\n")
@@ -206,7 +207,7 @@ func KTAP(res *run.Result, o run.Options) string {
 // numbered n, one test per .tc file in ftracetest's own terms, and says
 // whether the subtest passed: every case passed, was an expected failure
 // or was skipped with a reason, and there are verdicts for all of them.
-func ftraceSubtest(b *strings.Builder, n int, res *run.Result) bool {
+func ftraceSubtest(b *strings.Builder, n int, res *Result) bool {
 	ok := res.SelftestsNote == ""
 	b.WriteString("    KTAP version 1\n    # Subtest: ftracetest\n")
 	fmt.Fprintf(b, "    1..%d\n", len(res.Selftests))
@@ -288,7 +289,8 @@ func ktapName(text string) string {
 // Evidence is the run in a few lines for a reply on the mailing list: what
 // was booted where, the totals, every failure with its requirement IDs and
 // what was observed, the kernel's problems, and the command to reproduce it.
-func Evidence(res *run.Result, o run.Options) string {
+func Evidence(res *Result) string {
+	o := res.Request
 	s := res.Summary
 	var b strings.Builder
 	fmt.Fprintf(&b, "ftrace stackmap conformance (profile %s): %s\n", o.Profile, s.ClosingLine())
@@ -302,7 +304,7 @@ func Evidence(res *run.Result, o run.Options) string {
 	b.WriteString(wrap("machine: ", "         ", o.Arch+" on "+res.Machine))
 	b.WriteString(wrap("boots:   ", "         ", boots(res)))
 
-	var failed []report.Spec
+	var failed []Spec
 	for _, sp := range s.Specs {
 		if sp.Class == contract.Fail || sp.Class == contract.Unresolved {
 			failed = append(failed, sp)
@@ -354,7 +356,7 @@ func Evidence(res *run.Result, o run.Options) string {
 		}
 	}
 	// A command is not wrapped: it must paste back whole.
-	cmd := Reproduce(res, o)
+	cmd := Reproduce(res)
 	if len("reproduce: "+cmd) <= Width {
 		fmt.Fprintf(&b, "\nreproduce: %s\n", cmd)
 	} else {
@@ -367,7 +369,7 @@ func Evidence(res *run.Result, o run.Options) string {
 // several lines that is not an assertion's (a boot that died: the fault and
 // the console's last lines) keeps its lines after the first, cut to the
 // width, since a console is read line by line.
-func observed(sp report.Spec) string {
+func observed(sp Spec) string {
 	first, rest, multi := strings.Cut(sp.Detail, "\n")
 	if !multi || strings.Contains(sp.Detail, "\nExpected") {
 		return wrap("    observed: ", "              ", sp.Message)
@@ -384,7 +386,7 @@ func observed(sp report.Spec) string {
 }
 
 // boots says which boots were made, and which not and why.
-func boots(res *run.Result) string {
+func boots(res *Result) string {
 	var made []string
 	for _, br := range res.Boots {
 		switch {
@@ -404,7 +406,7 @@ func boots(res *run.Result) string {
 
 // withoutIDs is a spec's text without its "[SM-...]" tags: the IDs are
 // already named before it.
-func withoutIDs(sp report.Spec) string {
+func withoutIDs(sp Spec) string {
 	text := sp.Text
 	for _, id := range sp.IDs {
 		text = strings.ReplaceAll(text, "["+id+"]", " ")
@@ -436,7 +438,8 @@ const defaultTimeout = 5 * time.Minute
 
 // Reproduce is the command that makes the run again from the project's
 // root: make's when it can express the options, else smct's own.
-func Reproduce(res *run.Result, o run.Options) string {
+func Reproduce(res *Result) string {
+	o := res.Request
 	type opt struct{ makeVar, flag, value string }
 	opts := []opt{{"ARCH", "-arch", o.Arch}}
 	switch {

@@ -1,7 +1,8 @@
-// Package report turns the Ginkgo report a guest sent back into what the
+// Package results holds what a run produced and renders it for the people
+// and programs that read it. It turns the Ginkgo report a guest sent back into what the
 // user reads: a verdict per spec in ftracetest's classes, requirement
 // coverage, totals, an exit status, and JUnit.
-package report
+package results
 
 import (
 	"encoding/json"

@@ -1,0 +1,46 @@
+package contract
+
+// A BootPlan is one boot of a run: extra kernel command line words and the
+// specs that need them. Requirements about boot parameters need boots of
+// their own; everything else runs in the default boot.
+type BootPlan struct {
+	Name   string
+	Append []string
+	Labels string // Ginkgo label filter selecting this boot's specs
+	CPUs   int    // 0 means one
+	OptIn  bool   // made only when LABELS= names its label
+}
+
+// Plans are the boots a full run makes, default first. The bits values
+// cover in range, in range as hex, both clamps, and values that are not a
+// number (SM-BOOT-02), and the bare parameter (SM-BOOT-03).
+var Plans = []BootPlan{
+	{Name: "default", Labels: "!" + LabelNeedsBoot + " && !" + LabelStress},
+	{Name: "trace-options", Append: []string{"trace_options=stackmap,stacktrace"}, Labels: "SM-BOOT-01"},
+	{Name: "bits-12", Append: []string{"ftrace_stackmap.bits=12"}, Labels: "SM-BOOT-02"},
+	{Name: "bits-hex", Append: []string{"ftrace_stackmap.bits=0x10"}, Labels: "SM-BOOT-02"},
+	{Name: "bits-30", Append: []string{"ftrace_stackmap.bits=30"}, Labels: "SM-BOOT-02"},
+	{Name: "bits-3", Append: []string{"ftrace_stackmap.bits=3"}, Labels: "SM-BOOT-02"},
+	{Name: "bits-word", Append: []string{"ftrace_stackmap.bits=many"}, Labels: "SM-BOOT-02"},
+	{Name: "bits-bare", Append: []string{"ftrace_stackmap.bits"}, Labels: "SM-BOOT-03"},
+	// The hot path under load, on two CPUs, with the smallest map so that
+	// it fills and the full-stack fallback runs too: `make stress`.
+	{Name: "stress", Append: []string{"ftrace_stackmap.bits=10"}, Labels: LabelStress, CPUs: 2, OptIn: true},
+}
+
+// Filter is the boot's label filter narrowed by the user's.
+func (p BootPlan) Filter(user string) string {
+	if user == "" {
+		return p.Labels
+	}
+	return "(" + user + ") && (" + p.Labels + ")"
+}
+
+// Prefixed names a spec's containers after the boot that runs it; the
+// default boot's specs keep their own names.
+func (p BootPlan) Prefixed(texts []string) []string {
+	if p.Name == "default" {
+		return texts
+	}
+	return append([]string{"boot " + p.Name}, texts...)
+}

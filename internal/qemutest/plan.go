@@ -1,0 +1,71 @@
+package qemutest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"os"
+	"os/exec"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/ftrace-stackmap/conformance/internal/results"
+)
+
+// listSpecs asks a host build of the suite for every spec, without running
+// any (Ginkgo's dry run), so boots that would select nothing are not made.
+func listSpecs(ctx context.Context, suiteBinary string) (types.SpecReports, error) {
+	// A file of its own: runs side by side share the process.
+	f, err := os.CreateTemp("", "smct-specs-*.json")
+	if err != nil {
+		return nil, err
+	}
+	f.Close()
+	out := f.Name()
+	defer os.Remove(out)
+	cmd := exec.CommandContext(ctx, suiteBinary, "-ginkgo.dry-run", "-ginkgo.json-report="+out, "-ginkgo.no-color")
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("listing specs (%s -ginkgo.dry-run): %v\n%s", suiteBinary, err, stderr.String())
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		return nil, err
+	}
+	reports, err := results.Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	return reports[0].SpecReports.WithLeafNodeType(types.NodeTypeIt), nil
+}
+
+// selected returns the specs a filter selects.
+func selected(specs types.SpecReports, filter string) (types.SpecReports, error) {
+	match, err := types.ParseLabelFilter(filter)
+	if err != nil {
+		return nil, fmt.Errorf("label filter %q: %v", filter, err)
+	}
+	var out types.SpecReports
+	for _, s := range specs {
+		if match(s.Labels()) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// skippedAs turns specs that plan's boot would have run into UNSUPPORTED
+// results with the reason, as a report of their own, named after the boot
+// as a made boot's specs are, so every result keeps a name of its own.
+func skippedAs(plan contract.BootPlan, specs types.SpecReports, reason string) types.Report {
+	r := types.Report{SuiteDescription: "not booted", SuiteSucceeded: true}
+	for _, s := range specs {
+		s.State = types.SpecStateSkipped
+		s.Failure = types.Failure{Message: reason}
+		s.ContainerHierarchyTexts = plan.Prefixed(s.ContainerHierarchyTexts)
+		r.SpecReports = append(r.SpecReports, s)
+	}
+	return r
+}
