@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"io"
 	"io/fs"
 	"os"
@@ -22,9 +23,6 @@ import (
 	"github.com/u-root/u-root/pkg/cpio"
 	"golang.org/x/sync/errgroup"
 )
-
-// GoArch maps the suite's arch names to GOARCH.
-var GoArch = map[string]string{"arm64": "arm64", "x86_64": "amd64"}
 
 // Builder makes initramfs images for one arch.
 type Builder struct {
@@ -41,10 +39,11 @@ func (b Builder) HostSuite() string { return filepath.Join(b.OutDir, "suites-hos
 // OutDir/initramfs.cpio, rewriting it only when a program changed. It
 // returns the archive's path.
 func (b Builder) Build(ctx context.Context) (string, error) {
-	goarch, ok := GoArch[b.Arch]
-	if !ok {
-		return "", fmt.Errorf("initramfs: unknown arch %q", b.Arch)
+	a, err := arch.Lookup(b.Arch)
+	if err != nil {
+		return "", fmt.Errorf("initramfs: %w", err)
 	}
+	goarch := a.GOARCH
 	if err := os.MkdirAll(b.OutDir, 0o755); err != nil {
 		return "", err
 	}

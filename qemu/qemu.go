@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"io"
 	"os"
 	"os/exec"
@@ -29,13 +30,16 @@ type Machine struct {
 	EarlyCon string
 }
 
-// Machines are the settings measured to boot fastest under emulation:
-// cortex-a57 avoids the cost of emulating pointer authentication.
-var Machines = map[string]Machine{
-	"arm64": {Arch: "arm64", Binary: "qemu-system-aarch64", Package: "qemu-system-arm",
-		Args: []string{"-M", "virt", "-cpu", "cortex-a57"}, Console: "ttyAMA0", EarlyCon: "pl011,0x9000000"},
-	"x86_64": {Arch: "x86_64", Binary: "qemu-system-x86_64", Package: "qemu-system-x86",
-		Args: []string{"-M", "q35", "-cpu", "qemu64"}, Console: "ttyS0", EarlyCon: "uart8250,io,0x3f8"},
+// Machines are QEMU's settings for every arch of internal/arch, by name.
+var Machines = machines()
+
+func machines() map[string]Machine {
+	m := map[string]Machine{}
+	for _, name := range arch.Names() {
+		a, _ := arch.Lookup(name)
+		m[name] = Machine{Arch: a.Name, Binary: a.QEMU, Package: a.QEMUPkg, Args: a.Machine, Console: a.Console, EarlyCon: a.EarlyCon}
+	}
+	return m
 }
 
 // Boot is one boot to perform.

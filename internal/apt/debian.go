@@ -17,9 +17,6 @@ import (
 // for downloading only; dpkg's own list is untouched.
 var aptArches = []string{"-o", "APT::Architectures::=amd64", "-o", "APT::Architectures::=arm64"}
 
-// DebArch maps the suite's arch names to Debian's.
-var DebArch = map[string]string{"arm64": "arm64", "x86_64": "amd64"}
-
 // Need names a program (or a file, Path) and the Debian package that
 // provides it.
 type Need struct{ Program, Path, Package string }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,12 +19,13 @@ import (
 
 // floorInitrd builds an initramfs whose init only powers off (./initramfs/poweroff)
 // into dir and returns its path.
-func floorInitrd(ctx context.Context, moduleDir, arch, dir string) (string, error) {
-	goarch, ok := initramfs.GoArch[arch]
-	if !ok {
-		return "", fmt.Errorf("unknown arch %q", arch)
+func floorInitrd(ctx context.Context, moduleDir, archName, dir string) (string, error) {
+	a, err := arch.Lookup(archName)
+	if err != nil {
+		return "", err
 	}
-	bin := filepath.Join(dir, "poweroff-"+arch)
+	goarch := a.GOARCH
+	bin := filepath.Join(dir, "poweroff-"+archName)
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./initramfs/poweroff")
 	cmd.Dir = moduleDir
 	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+goarch, "CGO_ENABLED=0")
@@ -41,7 +43,7 @@ func floorInitrd(ctx context.Context, moduleDir, arch, dir string) (string, erro
 		cpio.CharDev("dev/console", 0o600, 5, 1),
 		cpio.StaticFile(strings.TrimPrefix(initramfs.InitPath, "/"), string(data), 0o755),
 	}
-	out := filepath.Join(dir, "floor-"+arch+".cpio")
+	out := filepath.Join(dir, "floor-"+archName+".cpio")
 	f, err := os.Create(out)
 	if err != nil {
 		return "", err

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"io"
 	"os"
 	"path/filepath"
@@ -73,7 +74,8 @@ var prepare sync.Mutex
 func Run(ctx context.Context, o Options) (*results.Result, error) {
 	m, ok := qemu.Machines[o.Arch]
 	if !ok {
-		return nil, infra("ARCH=%q: want arm64 or x86_64", o.Arch)
+		_, err := arch.Lookup(o.Arch)
+		return nil, infra("%v", err)
 	}
 	if o.Profile != "v4" && o.Profile != "v3" {
 		return nil, infra("PROFILE=%q: want v4 or v3", o.Profile)

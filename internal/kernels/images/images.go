@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"io"
 	"net/url"
 	"os"
@@ -141,17 +142,17 @@ func CheckEntry(e *Entry) error {
 			return fmt.Errorf("entry %s: %v", e.Name, err)
 		}
 	}
-	for arch, a := range e.Arches {
-		if _, ok := apt.DebArch[arch]; !ok {
-			return fmt.Errorf("entry %s: arch %q, want arm64 or x86_64", e.Name, arch)
+	for name, a := range e.Arches {
+		if !arch.Known(name) {
+			return fmt.Errorf("entry %s: arch %q, want arm64 or x86_64", e.Name, name)
 		}
 		switch {
 		case e.Kind == KindDebian && (a.Package == "" || a.Version == "" || a.Path == "" || len(a.DebSHA256) != 64 || len(a.ImageSHA256) != 64):
-			return fmt.Errorf("entry %s/%s: package, version, path, deb_sha256 and image_sha256 are all required", e.Name, arch)
+			return fmt.Errorf("entry %s/%s: package, version, path, deb_sha256 and image_sha256 are all required", e.Name, name)
 		case e.Kind == KindBuild && (len(a.InputsSHA256) != 64 || len(a.ImageSHA256) != 64):
-			return fmt.Errorf("entry %s/%s: inputs_sha256 and image_sha256 are required", e.Name, arch)
+			return fmt.Errorf("entry %s/%s: inputs_sha256 and image_sha256 are required", e.Name, name)
 		case e.Kind == KindB4 && !(a.InputsSHA256 == "" && a.ImageSHA256 == "" || len(a.InputsSHA256) == 64 && len(a.ImageSHA256) == 64):
-			return fmt.Errorf("entry %s/%s: inputs_sha256 and image_sha256 are both empty (not pinned yet) or both pinned", e.Name, arch)
+			return fmt.Errorf("entry %s/%s: inputs_sha256 and image_sha256 are both empty (not pinned yet) or both pinned", e.Name, name)
 		}
 	}
 	return nil
@@ -193,7 +194,7 @@ func (e *Entry) checkRecipe() error {
 		switch {
 		case !configName.MatchString(c):
 			return fmt.Errorf("config %q: want the name of a kernel/config/<name>.config fragment", c)
-		case apt.DebArch[c] != "":
+		case arch.Known(c):
 			return fmt.Errorf("config %q: an arch's own fragment is added for its arch only; do not list it", c)
 		case slices.Contains(e.Config[:i], c):
 			return fmt.Errorf("config %q: repeated", c)
@@ -222,10 +223,14 @@ var ErrHashMismatch = errors.New("hash mismatch")
 
 // Fetch returns the path of a debian entry's verified image for arch,
 // downloading it into cacheDir on first use.
-func Fetch(e *Entry, arch, cacheDir string, progress io.Writer) (string, error) {
-	a, ok := e.Arches[arch]
+func Fetch(e *Entry, archName, cacheDir string, progress io.Writer) (string, error) {
+	target, err := arch.Lookup(archName)
+	if err != nil {
+		return "", err
+	}
+	a, ok := e.Arches[archName]
 	if !ok {
-		return "", fmt.Errorf("images.lock entry %s has no %s image", e.Name, arch)
+		return "", fmt.Errorf("images.lock entry %s has no %s image", e.Name, archName)
 	}
 	out := filepath.Join(cacheDir, "images", a.ImageSHA256)
 	if sum, err := FileSHA256(out); err == nil && sum == a.ImageSHA256 {
@@ -239,8 +244,8 @@ func Fetch(e *Entry, arch, cacheDir string, progress io.Writer) (string, error) 
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	fmt.Fprintf(progress, "fetching %s %s (%s) ...\n", a.Package, a.Version, apt.DebArch[arch])
-	deb, err := apt.Download(tmp, a.Package, a.Version, apt.DebArch[arch])
+	fmt.Fprintf(progress, "fetching %s %s (%s) ...\n", a.Package, a.Version, target.Deb)
+	deb, err := apt.Download(tmp, a.Package, a.Version, target.Deb)
 	if errors.Is(err, apt.ErrVanished) {
 		return "", fmt.Errorf("%v; re-pin entry %s in images.lock to a version `apt-cache policy` lists (package, version, deb_sha256, image_sha256)", err, e.Name)
 	}

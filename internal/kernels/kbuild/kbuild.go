@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"io"
 	"os"
 	"os/exec"
@@ -36,13 +37,18 @@ type Arch struct {
 	Compile apt.Need
 }
 
-// Arches are the arches the reference kernel is built for. x86_64 boots
-// the ELF vmlinux directly (PVH); arm64 boots its Image.
-var Arches = map[string]Arch{
-	"x86_64": {KArch: "x86_64", Target: "bzImage", Output: "vmlinux",
-		Compile: apt.Need{Program: "gcc", Package: "build-essential"}},
-	"arm64": {KArch: "arm64", Cross: "aarch64-linux-gnu-", Target: "Image", Output: "arch/arm64/boot/Image",
-		Compile: apt.Need{Program: "aarch64-linux-gnu-gcc", Package: "gcc-aarch64-linux-gnu"}},
+// Arches are how the reference kernel is built for each arch of
+// internal/arch, by name.
+var Arches = arches()
+
+func arches() map[string]Arch {
+	m := map[string]Arch{}
+	for _, name := range arch.Names() {
+		a, _ := arch.Lookup(name)
+		m[name] = Arch{KArch: a.KernelArch, Cross: a.Cross, Target: a.KernelTarget, Output: a.BootImage,
+			Compile: apt.Need{Program: a.Compiler, Package: a.CompilerPkg}}
+	}
+	return m
 }
 
 // Inputs are what a build depends on; their hash is the build's key.
