@@ -14,7 +14,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -23,6 +22,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
@@ -106,19 +106,20 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	}
 	o.CacheDir = cacheDir()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := interruptible()
 	defer stop()
 	res, err := qemutest.Run(ctx, o)
 	if err != nil {
-		var ie *qemutest.InfraError
-		if !errors.As(err, &ie) {
-			ie = &qemutest.InfraError{Reason: err.Error()}
+		reason := err.Error()
+		if ctx.Err() != nil {
+			// The user or CI stopped the run; QEMU went with its context.
+			reason = "interrupted: " + context.Cause(ctx).Error()
 		}
 		if res != nil && res.Dir != "" {
-			results.WriteVerdict(res.Dir, "NO VERDICT: "+ie.Reason)
+			results.WriteVerdict(res.Dir, "NO VERDICT: "+reason)
 			fmt.Fprintf(stdout, "results: %s\n", res.Dir)
 		}
-		fmt.Fprintf(stdout, "NO VERDICT: %s\n", ie.Reason)
+		fmt.Fprintf(stdout, "NO VERDICT: %s\n", reason)
 		fmt.Fprintln(stdout, "0 passed, 0 failed, 0 skipped")
 		return exitNoVerdict
 	}
@@ -227,7 +228,7 @@ func mutantsMain(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := interruptible()
 	defer stop()
 	rows := mutants.Run(ctx, o, faults, stderr)
 	var b strings.Builder
@@ -245,4 +246,23 @@ func mutantsMain(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	return 0
+}
+
+// interruptible is a context that SIGINT (Ctrl-C) and SIGTERM (timeout,
+// a cancelled CI job) cancel, naming the signal as the cause, so that a run
+// stopped from outside ends as interrupted and kills QEMU.
+func interruptible() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		if sig, ok := <-sigs; ok {
+			cancel(fmt.Errorf("%v", sig))
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(sigs)
+		cancel(nil)
+	}
 }

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"time"
@@ -54,7 +52,7 @@ func matrixMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitNoVerdict
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := interruptible()
 	defer stop()
 	end := rep.Step("matrix: %d cells, %d boots at a time", len(o.Entries)*len(o.Arches), o.Parallel)
 	cells := matrix.Run(ctx, o)

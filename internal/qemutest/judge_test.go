@@ -88,7 +88,7 @@ func TestJudgeTrustsOnlyCompleteResults(t *testing.T) {
 			if tc.wantWhy == "" && err != nil {
 				t.Fatalf("Judge() = %v, want no error", err)
 			}
-			if tc.wantWhy != "" && (!errors.As(err, &ie) || !strings.Contains(ie.Reason, tc.wantWhy)) {
+			if tc.wantWhy != "" && (!errors.As(err, &ie) || !strings.Contains(ie.Error(), tc.wantWhy)) {
 				t.Fatalf("Judge() = %v, want an InfraError mentioning %q", err, tc.wantWhy)
 			}
 			if code != tc.wantExit {

@@ -48,13 +48,32 @@ type Options struct {
 	Echo       io.Writer // the guest console, if wanted live
 }
 
-// InfraError means the run gave no verdict to trust, and says why.
-type InfraError struct{ Reason string }
+// InfraError means the run gave no verdict to trust: the step that
+// failed, and why.
+type InfraError struct {
+	Step string // "" when the cause names it
+	Err  error
+}
 
-func (e *InfraError) Error() string { return e.Reason }
+func (e *InfraError) Error() string {
+	if e.Step == "" {
+		return e.Err.Error()
+	}
+	return e.Step + ": " + e.Err.Error()
+}
 
+func (e *InfraError) Unwrap() error { return e.Err }
+
+// infra is an InfraError whose message says everything (%w wraps a cause).
 func infra(format string, args ...any) error {
-	return &InfraError{Reason: fmt.Sprintf(format, args...)}
+	return &InfraError{Err: fmt.Errorf(format, args...)}
+}
+
+// failed is an InfraError of a step, keeping its cause. A run whose context
+// was cancelled (SIGINT, SIGTERM) fails its step for that reason alone, and
+// says so instead of blaming the kernel or QEMU.
+func failed(step string, err error) error {
+	return &InfraError{Step: step, Err: err}
 }
 
 // DefaultBootArgs are added to every boot. The trace_options token lets the
@@ -75,7 +94,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	m, ok := qemu.Machines[o.Arch]
 	if !ok {
 		_, err := arch.Lookup(o.Arch)
-		return nil, infra("%v", err)
+		return nil, failed("checking ARCH=", err)
 	}
 	if o.Profile != "v4" && o.Profile != "v3" {
 		return nil, infra("PROFILE=%q: want v4 or v3", o.Profile)
@@ -87,7 +106,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	if o.FtraceDir != "" {
 		tests, err := initramfs.FtraceTests(o.FtraceDir, o.FtraceMatch)
 		if err != nil {
-			return nil, infra("%v", err)
+			return nil, failed("finding the tree's selftests", err)
 		}
 		selftests = &selftestSetup{tests: tests}
 	}
@@ -95,7 +114,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	prepared := sync.OnceFunc(prepare.Unlock)
 	defer prepared()
 	if err := apt.Ensure(o.Progress, apt.Need{Program: m.Binary, Package: m.Package}); err != nil {
-		return nil, infra("%v", err)
+		return nil, failed("installing QEMU", err)
 	}
 	kernel, source, built, err := o.kernel()
 	if err != nil {
@@ -111,7 +130,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	}
 	res := &results.Result{Request: o.Request, Kernel: kernel, Source: source, Machine: m.Describe()}
 	if res.KernelSHA, err = images.FileSHA256(kernel); err != nil {
-		return nil, infra("%v", err)
+		return nil, failed("hashing the kernel", err)
 	}
 
 	step := o.step("building initramfs (%s)", o.Arch)
@@ -119,20 +138,20 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	base, err := b.Build(ctx)
 	step(err)
 	if err != nil {
-		return nil, infra("building the initramfs: %v", err)
+		return nil, failed("building the initramfs", err)
 	}
 	specs, err := listSpecs(ctx, b.HostSuite())
 	if err != nil {
-		return nil, infra("%v", err)
+		return nil, failed("listing the specs", err)
 	}
 	if selftests != nil {
 		if selftests.records, err = o.selftestRecords(); err != nil {
-			return nil, infra("%v", err)
+			return nil, failed("preparing the selftests", err)
 		}
 	}
 	prepared()
 	if res.Dir, err = newRunDir(o.ResultsDir, o.Arch); err != nil {
-		return nil, infra("%v", err)
+		return nil, failed("making the run directory", err)
 	}
 
 	var reports []types.Report
@@ -142,7 +161,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 		filter := plan.Filter(o.Labels)
 		chosen, err := selected(specs, filter)
 		if err != nil {
-			return res, infra("LABELS=%q: %v", o.Labels, err)
+			return res, infra("LABELS=%q: %w", o.Labels, err)
 		}
 		br := results.BootResult{Plan: plan}
 		switch {
@@ -202,7 +221,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 		res.SelftestsNote = "not run: they run in the default boot, which this run did not make"
 	}
 	if err := writeReports(res.Dir, reports); err != nil {
-		return res, infra("%v", err)
+		return res, failed("writing the reports", err)
 	}
 	res.Summary = results.Summarize(reports)
 	if res.Summary.Kernel == "" {
@@ -247,7 +266,7 @@ func repeatedParam(extra []string, plans []contract.BootPlan) error {
 func (o Options) bootOnce(ctx context.Context, m qemu.Machine, kernel, base, runDir string, plan contract.BootPlan, filter string, st *selftestSetup) ([]types.Report, *qemu.Result, error) {
 	dir := filepath.Join(runDir, "boots", plan.Name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, nil, infra("%v", err)
+		return nil, nil, failed("making the boot directory", err)
 	}
 	initrd := filepath.Join(dir, "initrd.cpio")
 	defer os.Remove(initrd) // big, and rebuilt in well under a second
@@ -263,7 +282,7 @@ func (o Options) bootOnce(ctx context.Context, m qemu.Machine, kernel, base, run
 		cfg.Ftracetest, extra = st.tests, st.records
 	}
 	if err := initramfs.WithRunConfig(base, initrd, cfg, extra...); err != nil {
-		return nil, nil, infra("writing the run configuration: %v", err)
+		return nil, nil, failed("writing the run configuration", err)
 	}
 	args := append(append(append([]string{}, DefaultBootArgs...), plan.Append...), o.BootArgs...)
 	boot := qemu.Boot{Machine: m, Kernel: kernel, Initrd: initrd, Append: args, CPUs: plan.CPUs,
@@ -274,7 +293,7 @@ func (o Options) bootOnce(ctx context.Context, m qemu.Machine, kernel, base, run
 	step(err)
 	appendConsole(runDir, plan.Name, boot)
 	if err != nil {
-		return nil, res, infra("boot %s: %v", plan.Name, err)
+		return nil, res, failed("boot "+plan.Name, err)
 	}
 	os.WriteFile(filepath.Join(dir, "qemu-command.txt"), []byte(shellQuote(res.Command)+"\n"), 0o644)
 	if how := deathOf(res); how != "" {
@@ -282,7 +301,7 @@ func (o Options) bootOnce(ctx context.Context, m qemu.Machine, kernel, base, run
 	}
 	reports, err := Judge(dir, res)
 	if err != nil {
-		return nil, res, infra("boot %s: %v", plan.Name, err)
+		return nil, res, failed("boot "+plan.Name, err)
 	}
 	for i := range reports {
 		for j := range reports[i].SpecReports {
@@ -415,7 +434,7 @@ func (o Options) controlBoot(ctx context.Context, m qemu.Machine, kernel, base s
 	_, boot, err := o.bootOnce(ctx, m, kernel, base, res.Dir, controlPlan, controlPlan.Labels, nil)
 	res.Boots = append(res.Boots, results.BootResult{Plan: controlPlan, Boot: boot, Control: true})
 	if err != nil {
-		return infra("%v; and a control boot without its parameters failed too: %v", died, err)
+		return infra("%v; and a control boot without its parameters failed too: %w", died, err)
 	}
 	return nil
 }
@@ -541,12 +560,12 @@ func Judge(dir string, boot *qemu.Result) ([]types.Report, error) {
 	log := filepath.Join(dir, "console.log")
 	f, err := os.Open(log)
 	if err != nil {
-		return nil, infra("%v", err)
+		return nil, failed("reading the console", err)
 	}
 	defer f.Close()
 	c, err := consoleframe.Decode(f)
 	if err != nil {
-		return nil, infra("reading %s: %v", log, err)
+		return nil, failed("reading "+log, err)
 	}
 	for name, data := range c.Files {
 		os.WriteFile(filepath.Join(dir, name), data, 0o644)
@@ -565,7 +584,7 @@ func Judge(dir string, boot *qemu.Result) ([]types.Report, error) {
 	}
 	reports, err := results.Parse(c.Files["report.json"])
 	if err != nil {
-		return nil, infra("%v", err)
+		return nil, failed("reading the guest's report", err)
 	}
 	s := results.Summarize(reports)
 	switch {
@@ -595,7 +614,7 @@ func (o Options) kernel() (path, source string, built bool, err error) {
 	}
 	lock, err := images.Read(o.LockFile)
 	if err != nil {
-		return "", "", false, infra("%v", err)
+		return "", "", false, failed("reading images.lock", err)
 	}
 	name := o.Image
 	if name == "" {
@@ -603,7 +622,7 @@ func (o Options) kernel() (path, source string, built bool, err error) {
 	}
 	e, err := lock.Entry(name)
 	if err != nil {
-		return "", "", false, infra("IMAGE=%s: %v", name, err)
+		return "", "", false, infra("IMAGE=%s: %w", name, err)
 	}
 	if e.Kind == images.KindBuild {
 		path, source, err := o.buildKernel(e)
@@ -618,7 +637,7 @@ func (o Options) kernel() (path, source string, built bool, err error) {
 	path, err = images.Fetch(e, o.Arch, o.CacheDir, o.Progress)
 	step(err)
 	if err != nil {
-		return "", "", false, infra("%v", err)
+		return "", "", false, failed("fetching the kernel", err)
 	}
 	a := e.Arches[o.Arch]
 	return path, fmt.Sprintf("IMAGE=%s (%s %s)", e.Name, a.Package, a.Version), false, nil
@@ -635,7 +654,7 @@ func (o Options) buildKernel(e *images.Entry) (string, string, error) {
 		Progress: o.Progress, Terminal: progress.For(o.Progress).Terminal()}
 	res, err := b.Build()
 	if err != nil {
-		return "", "", infra("building the %s kernel: %v", e.Name, err)
+		return "", "", failed("building the "+e.Name+" kernel", err)
 	}
 	key := res.Inputs.Key()
 	switch {
@@ -658,7 +677,7 @@ func (o Options) buildTree(e *images.Entry) (string, string, error) {
 		Progress: o.Progress, Terminal: progress.For(o.Progress).Terminal()}
 	res, err := b.Build()
 	if err != nil {
-		return "", "", infra("building the %s kernel: %v", e.Name, err)
+		return "", "", failed("building the "+e.Name+" kernel", err)
 	}
 	key := res.Inputs.Key()
 	switch {
@@ -680,7 +699,7 @@ func (o Options) bootable(kernel string) (string, error) {
 		return "", infra("%s is not a kernel image (no ELF, arm64 Image or x86 bzImage header)", kernel)
 	}
 	if err != nil {
-		return "", infra("%v", err)
+		return "", failed("inspecting the kernel", err)
 	}
 	if info.Arch == "" {
 		return "", infra("%s is a %s kernel (%s), not one for ARCH=%s", kernel, info.Detail, info.Format, o.Arch)
@@ -693,7 +712,7 @@ func (o Options) bootable(kernel string) (string, error) {
 	}
 	sum, err := images.FileSHA256(kernel)
 	if err != nil {
-		return "", infra("%v", err)
+		return "", failed("hashing the kernel", err)
 	}
 	vmlinux := filepath.Join(o.CacheDir, "vmlinux", sum+".elf")
 	if _, err := os.Stat(vmlinux); err != nil {
@@ -702,7 +721,7 @@ func (o Options) bootable(kernel string) (string, error) {
 		err := kimage.ExtractVmlinux(kernel, vmlinux)
 		step(err)
 		if err != nil {
-			return "", infra("%v", err)
+			return "", failed("unpacking vmlinux", err)
 		}
 	}
 	if ok, err := kimage.HasPVH(vmlinux); err != nil || !ok {

@@ -174,7 +174,7 @@ func TestInitThatCannotRunIsNoVerdict(t *testing.T) {
 	}
 	_, err = qemutest.Judge(dir, boot)
 	var ie *qemutest.InfraError
-	if !errors.As(err, &ie) || !strings.Contains(ie.Reason, "No working init found") {
+	if !errors.As(err, &ie) || !strings.Contains(ie.Error(), "No working init found") {
 		t.Fatalf("Judge() = %v, want a panic naming 'No working init found'", err)
 	}
 }
