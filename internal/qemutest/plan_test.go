@@ -27,3 +27,11 @@ func TestSkippedSpecsKeepTheirBootsName(t *testing.T) {
 		t.Errorf("default boot renamed its spec: %q", got)
 	}
 }
+
+func TestOptInBootsNeedTheirLabel(t *testing.T) {
+	for filter, want := range map[string]bool{"": false, "stress": true, "!stress": false, "SM-RESET-01 || stress": true, "SM-RESET-01": false, "stressful": false} {
+		if got := asksFor(filter, "stress"); got != want {
+			t.Errorf("asksFor(%q, stress) = %v, want %v", filter, got, want)
+		}
+	}
+}

@@ -116,7 +116,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	if err := apt.Ensure(o.Progress, apt.Need{Program: m.Binary, Package: m.Package}); err != nil {
 		return nil, failed("installing QEMU", err)
 	}
-	kernel, source, built, err := o.kernel()
+	kernel, source, entry, built, err := o.kernel()
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &results.Result{Request: o.Request, Kernel: kernel, Source: source, Machine: m.Describe()}
+	res := &results.Result{Request: o.Request, Kernel: kernel, Entry: entry, Source: source, Machine: m.Describe()}
 	if res.KernelSHA, err = images.FileSHA256(kernel); err != nil {
 		return nil, failed("hashing the kernel", err)
 	}
@@ -166,7 +166,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 		br := results.BootResult{Plan: plan}
 		switch {
 		case len(chosen) == 0:
-			br.Skipped = "no spec selected"
+			br.Skipped = results.NoSpecSelected
 		case noFeature != "" && plan.Name != "default":
 			// Booting again cannot find a feature the default boot did not.
 			br.Skipped = noFeature
@@ -237,12 +237,23 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 func (o Options) plans() []contract.BootPlan {
 	var out []contract.BootPlan
 	for _, plan := range contract.Plans {
-		if len(o.Boots) > 0 && !slices.Contains(o.Boots, plan.Name) || plan.OptIn && !strings.Contains(o.Labels, plan.Labels) {
+		if len(o.Boots) > 0 && !slices.Contains(o.Boots, plan.Name) || plan.OptIn && !asksFor(o.Labels, plan.Labels) {
 			continue
 		}
 		out = append(out, plan)
 	}
 	return out
+}
+
+// asksFor says whether the user's label filter asks for specs labelled
+// label: a filter that names it and selects it, as Ginkgo reads filters
+// ("stress" does, "!stress" and no filter do not).
+func asksFor(filter, label string) bool {
+	if filter == "" {
+		return false
+	}
+	match, err := types.ParseLabelFilter(filter)
+	return err == nil && match([]string{label}) && !match(nil)
 }
 
 // repeatedParam refuses extra command-line words that set a parameter a
@@ -605,16 +616,16 @@ func (o Options) suiteArgs(filter string) []string {
 
 // kernel resolves KERNEL= or IMAGE= (or the lock's default) to a file, says
 // where it came from, and whether it is the reference kernel built here.
-func (o Options) kernel() (path, source string, built bool, err error) {
+func (o Options) kernel() (path, source, entry string, built bool, err error) {
 	if o.Kernel != "" {
 		if _, err := os.Stat(o.Kernel); err != nil {
-			return "", "", false, infra("KERNEL=%s: %v", o.Kernel, errors.Unwrap(err))
+			return "", "", "", false, infra("KERNEL=%s: %v", o.Kernel, errors.Unwrap(err))
 		}
-		return o.Kernel, "KERNEL=" + o.Kernel, false, nil
+		return o.Kernel, "KERNEL=" + o.Kernel, "", false, nil
 	}
 	lock, err := images.Read(o.LockFile)
 	if err != nil {
-		return "", "", false, failed("reading images.lock", err)
+		return "", "", "", false, failed("reading images.lock", err)
 	}
 	name := o.Image
 	if name == "" {
@@ -622,25 +633,25 @@ func (o Options) kernel() (path, source string, built bool, err error) {
 	}
 	e, err := lock.Entry(name)
 	if err != nil {
-		return "", "", false, infra("IMAGE=%s: %w", name, err)
+		return "", "", "", false, infra("IMAGE=%s: %w", name, err)
 	}
 	if e.Kind == images.KindBuild {
 		path, source, err := o.buildKernel(e)
-		return path, source, true, err
+		return path, source, e.Name, true, err
 	}
 	if e.Kind == images.KindB4 {
 		// Built here too, but from a posted series: no profile switch.
 		path, source, err := o.buildTree(e)
-		return path, source, false, err
+		return path, source, e.Name, false, err
 	}
 	step := o.step("kernel %s (%s)", e.Name, o.Arch)
 	path, err = images.Fetch(e, o.Arch, o.CacheDir, o.Progress)
 	step(err)
 	if err != nil {
-		return "", "", false, failed("fetching the kernel", err)
+		return "", "", "", false, failed("fetching the kernel", err)
 	}
 	a := e.Arches[o.Arch]
-	return path, fmt.Sprintf("IMAGE=%s (%s %s)", e.Name, a.Package, a.Version), false, nil
+	return path, fmt.Sprintf("IMAGE=%s (%s %s)", e.Name, a.Package, a.Version), e.Name, false, nil
 }
 
 // buildKernel builds (or finds in the cache) a build entry's kernel and

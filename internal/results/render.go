@@ -124,7 +124,7 @@ func writeSelftests(b *strings.Builder, res *Result) {
 func bootsNotMade(res *Result) (reasons []string, names map[string][]string) {
 	names = map[string][]string{}
 	for _, br := range res.Boots {
-		if br.Boot != nil || br.Skipped == "no spec selected" {
+		if br.Boot != nil || br.Skipped == NoSpecSelected {
 			continue
 		}
 		if names[br.Skipped] == nil {
@@ -447,11 +447,9 @@ func Reproduce(res *Result) string {
 		opts = append(opts, opt{"KERNEL", "-kernel", o.Kernel})
 	case o.Image != "":
 		opts = append(opts, opt{"IMAGE", "-image", o.Image})
-	default:
+	case res.Entry != "":
 		// The lock's default may change: name the entry that was booted.
-		if f := strings.Fields(res.Source); len(f) > 0 && strings.HasPrefix(f[0], "IMAGE=") {
-			opts = append(opts, opt{"IMAGE", "-image", strings.TrimPrefix(f[0], "IMAGE=")})
-		}
+		opts = append(opts, opt{"IMAGE", "-image", res.Entry})
 	}
 	opts = append(opts, opt{"PROFILE", "-profile", o.Profile})
 	if o.Labels != "" {

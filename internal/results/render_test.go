@@ -24,13 +24,14 @@ func result(specs ...Spec) *Result {
 		Request:   opts,
 		Dir:       "results/20261122-164552-x86_64",
 		Source:    "IMAGE=reference (built from kernel/, inputs 0123456789abcdef)",
+		Entry:     "reference",
 		KernelSHA: sha,
 		Machine:   "QEMU emulator version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3) -M q35 -cpu qemu64",
 		Summary:   Summary{Specs: specs, Succeeded: true, Kernel: "6.12.117-stackmap #1 SMP PREEMPT_DYNAMIC x86_64"},
 		Boots: []BootResult{
 			{Plan: contract.Plans[0], Boot: &qemu.Result{Duration: 3900 * time.Millisecond}},
 			{Plan: contract.Plans[1], Boot: &qemu.Result{Duration: 2500 * time.Millisecond}},
-			{Plan: contract.Plans[2], Skipped: "no spec selected"},
+			{Plan: contract.Plans[2], Skipped: NoSpecSelected},
 		},
 	}
 }

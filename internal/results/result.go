@@ -29,6 +29,7 @@ type Result struct {
 	Request   Request // what was asked
 	Dir       string  // results/<run>
 	Kernel    string  // the image booted
+	Entry     string  // the images.lock entry it came from, "" for KERNEL=
 	Source    string  // where it came from: the lock entry and package, or KERNEL=
 	KernelSHA string
 	Machine   string // QEMU's version and machine settings
@@ -75,11 +76,15 @@ func (r *Result) Verdict() string {
 	return fmt.Sprintf("NO VERDICT: %d specs UNRESOLVED", s.Count(contract.Unresolved))
 }
 
+// NoSpecSelected is why a boot whose specs the label filter left out was
+// not made: the reports do not count it as a boot not made.
+const NoSpecSelected = "no spec selected"
+
 // BootResult is how one boot of the run went.
 type BootResult struct {
 	Plan    contract.BootPlan
 	Boot    *qemu.Result // nil when the boot was not needed
-	Skipped string       // why it was not made
+	Skipped string       // why it was not made (NoSpecSelected, or a reason)
 	// Control marks a boot made only to show that the kernel comes up
 	// without the parameters of a boot that died; its specs are not reported.
 	Control bool
