@@ -1,15 +1,14 @@
 package stackmap
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
-	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"io"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 
 	. "github.com/onsi/gomega"
 	"golang.org/x/sys/unix"
@@ -44,7 +43,7 @@ var _ = describe("the binary export", func() {
 		blocks := readBlocks(tfs)
 		bin := readBin(tfs)
 		Expect(bin.Records).To(HaveLen(len(blocks)), "stack_map_bin has %d records, stack_map %d blocks", len(bin.Records), len(blocks))
-		syms := loadKallsyms()
+		syms := harness.LoadKallsyms()
 		if syms == nil {
 			harness.Note("symbols not compared: /proc/kallsyms shows no addresses (kptr_restrict?); ids, depths, ref counts and raw addresses were")
 		}
@@ -83,55 +82,9 @@ var _ = describe("the binary export", func() {
 	})
 })
 
-// kallsyms maps addresses to the names defined there, sorted by address.
-type kallsyms struct {
-	addrs []uint64
-	names map[uint64][]string
-}
-
-// loadKallsyms reads /proc/kallsyms; nil when it hides the addresses.
-func loadKallsyms() *kallsyms {
-	f, err := os.Open("/proc/kallsyms")
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	k := &kallsyms{names: map[uint64][]string{}}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 3 {
-			continue
-		}
-		a, err := strconv.ParseUint(fields[0], 16, 64)
-		if err != nil || a == 0 {
-			continue
-		}
-		if _, ok := k.names[a]; !ok {
-			k.addrs = append(k.addrs, a)
-		}
-		k.names[a] = append(k.names[a], fields[2])
-	}
-	if len(k.addrs) == 0 {
-		return nil
-	}
-	sort.Slice(k.addrs, func(i, j int) bool { return k.addrs[i] < k.addrs[j] })
-	return k
-}
-
-// lookup returns the start of the symbol containing addr and its names.
-func (k *kallsyms) lookup(addr uint64) (uint64, []string) {
-	i := sort.Search(len(k.addrs), func(i int) bool { return k.addrs[i] > addr })
-	if i == 0 {
-		return 0, nil
-	}
-	base := k.addrs[i-1]
-	return base, k.names[base]
-}
-
 // frameMatches checks a text frame ("sym+0x10/0x40 [mod]", "0x...", or the
 // trampoline marker) against the binary's address for it.
-func frameMatches(text string, addr uint64, syms *kallsyms) error {
+func frameMatches(text string, addr uint64, syms *harness.Kallsyms) error {
 	text, _, _ = strings.Cut(text, " [") // drop a module name
 	switch {
 	case text == "[FTRACE TRAMPOLINE]":
@@ -157,13 +110,13 @@ func frameMatches(text string, addr uint64, syms *kallsyms) error {
 	// A return address may be printed against the symbol before it (%pB
 	// looks up addr-1), so both readings are accepted.
 	for _, probe := range []uint64{addr, addr - 1} {
-		base, names := syms.lookup(probe)
+		base, names := syms.Lookup(probe)
 		for _, n := range names {
 			if n == name && addr-base == off {
 				return nil
 			}
 		}
 	}
-	base, names := syms.lookup(addr)
+	base, names := syms.Lookup(addr)
 	return fmt.Errorf("text says %s, binary %#x is %v+%#x", text, addr, names, addr-base)
 }

@@ -1,11 +1,12 @@
 package stackmap
 
 import (
-	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"

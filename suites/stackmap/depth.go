@@ -2,8 +2,9 @@ package stackmap
 
 import (
 	"fmt"
-	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"strings"
+
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"

@@ -2,9 +2,10 @@ package stackmap
 
 import (
 	"fmt"
-	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"regexp"
 	"strings"
+
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"

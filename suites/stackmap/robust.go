@@ -1,12 +1,14 @@
 package stackmap
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"sync"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"golang.org/x/sys/unix"
 
@@ -15,7 +17,7 @@ import (
 )
 
 var _ = describe("reading the nodes under load", func() {
-	harness.ReqIt("SM-ROBUST-01", "returns well-formed data from every node while a traced workload runs", func() {
+	harness.ReqIt("SM-ROBUST-01", "returns well-formed data from every node while a traced workload runs", func(ctx SpecContext) {
 		tfs := harness.Root()
 		quiet(tfs)
 		harness.Set(tfs, optionNode, "1")
@@ -23,7 +25,7 @@ var _ = describe("reading the nodes under load", func() {
 		harness.Set(tfs, "options/stacktrace", "1")
 		harness.Set(tfs, execEnable, "1")
 
-		problems, reads := readWhile(tfs, func() { traceWorkload(tfs, workloadRuns) })
+		problems, reads := readWhile(ctx, tfs, 3, false, func() { traceWorkload(tfs, workloadRuns) })
 		if len(problems) > 0 {
 			// A node that is ill-formed at rest too is broken for a reason
 			// another requirement covers: that one reports it.
@@ -36,14 +38,16 @@ var _ = describe("reading the nodes under load", func() {
 	})
 })
 
-// readWhile reads every node in a loop, one reader each, while work runs,
-// and returns what was wrong with the reads (at most five) and how many
-// there were. The readers have stopped when it returns, however work ends.
-func readWhile(tfs *harness.TraceFS, work func()) (problems []string, reads int) {
+// readWhile runs workers that read every node in a loop (and, with exec,
+// exec the workload between reads) while work runs, and returns what was
+// wrong with the reads (at most five) and how many there were. The workers
+// have stopped when it returns, however work ends, and they stop early
+// when the spec's context ends.
+func readWhile(ctx context.Context, tfs *harness.TraceFS, workers int, exec bool, work func()) (problems []string, reads int) {
+	ctx, cancel := context.WithCancel(ctx)
 	var (
-		mu   sync.Mutex
-		wg   sync.WaitGroup
-		done = make(chan struct{})
+		mu sync.Mutex
+		wg sync.WaitGroup
 	)
 	note := func(format string, args ...any) {
 		mu.Lock()
@@ -52,35 +56,35 @@ func readWhile(tfs *harness.TraceFS, work func()) (problems []string, reads int)
 			problems = append(problems, fmt.Sprintf(format, args...))
 		}
 	}
-	for _, node := range []string{mapNode, statNode, binNode} {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for {
-				select {
-				case <-done:
-					return
-				default:
+			for ctx.Err() == nil {
+				if exec {
+					harness.RunWorkload(1)
 				}
-				data, err := os.ReadFile(tfs.Path(node))
-				if err != nil {
-					if !errors.Is(err, unix.EINTR) {
+				for _, node := range []string{mapNode, statNode, binNode} {
+					data, err := os.ReadFile(tfs.Path(node))
+					switch {
+					case errors.Is(err, unix.EINTR):
+						continue
+					case err != nil:
 						note("reading %s: %v", node, err)
+						continue
 					}
-					continue
+					if err := wellFormed(node, data); err != nil {
+						note("%v", err)
+					}
+					mu.Lock()
+					reads++
+					mu.Unlock()
 				}
-				if err := wellFormed(node, data); err != nil {
-					note("%v", err)
-				}
-				mu.Lock()
-				reads++
-				mu.Unlock()
 			}
 		}()
 	}
-	// Stop the readers on every path, a failed setup step in work included.
 	stop := sync.OnceFunc(func() {
-		close(done)
+		cancel()
 		wg.Wait()
 	})
 	defer stop()

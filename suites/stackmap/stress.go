@@ -1,12 +1,10 @@
 package stackmap
 
 import (
-	"github.com/ftrace-stackmap/conformance/internal/contract"
-	"os"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -42,47 +40,20 @@ var _ = describe("the stackmap under load", Label(contract.LabelStress), Serial,
 		harness.Set(tfs, "events/sched/sched_switch/enable", "1")
 		harness.Set(tfs, "events/sched/sched_process_exec/enable", "1")
 
-		var stop atomic.Bool
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		var problems []string
-		for i := 0; i < runtime.NumCPU()+1; i++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for !stop.Load() {
-					harness.RunWorkload(1)
-					os.ReadFile("/proc/self/stat")
-					for _, n := range []string{mapNode, statNode, binNode} {
-						data, err := os.ReadFile(tfs.Path(n))
-						if err == nil {
-							err = wellFormed(n, data)
-						}
-						if err != nil {
-							mu.Lock()
-							if len(problems) < 5 {
-								problems = append(problems, err.Error())
-							}
-							mu.Unlock()
-						}
-					}
-				}
-			}()
-		}
-		deadline := time.Now().Add(stressDuration)
-		resets := 0
+		var resets int
 		var ids, drops, fullest int64 // over all rounds, read before each reset
-		for time.Now().Before(deadline) {
-			Expect(tfs.Write("tracing_on", "1")).To(Succeed())
-			time.Sleep(2 * time.Second)
-			Expect(tfs.Write("tracing_on", "0")).To(Succeed())
-			st := readStat(tfs)
-			ids, drops, fullest = ids+st.Successes, drops+st.Drops, max(fullest, st.Entries)
-			Expect(tfs.Write(mapNode, "0")).To(Succeed(), "reset with tracing off")
-			resets++
-		}
-		stop.Store(true)
-		wg.Wait()
+		problems, _ := readWhile(ctx, tfs, runtime.NumCPU()+1, true, func() {
+			deadline := time.Now().Add(stressDuration)
+			for time.Now().Before(deadline) && ctx.Err() == nil {
+				harness.Must(tfs.Write("tracing_on", "1"), "turning tracing on")
+				time.Sleep(2 * time.Second)
+				harness.Must(tfs.Write("tracing_on", "0"), "turning tracing off")
+				st := readStat(tfs)
+				ids, drops, fullest = ids+st.Successes, drops+st.Drops, max(fullest, st.Entries)
+				Expect(tfs.Write(mapNode, "0")).To(Succeed(), "reset with tracing off")
+				resets++
+			}
+		})
 		Expect(problems).To(BeEmpty(), "reading the nodes under load")
 		AddReportEntry(contract.LabelStress, map[string]any{"resets": resets, "ids": ids, "drops": drops, "fullest": fullest})
 		Expect(resets).To(BeNumerically(">", 3))
