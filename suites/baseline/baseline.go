@@ -3,9 +3,10 @@
 package baseline
 
 import (
-	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"os"
 	"strings"
+
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -43,11 +44,10 @@ var _ = Describe("ftrace baseline", Label(contract.LabelBaseline), func() {
 	harness.ReqIt("BASE-INST-01", "makes an instance with its own trace files and removes it", func() {
 		harness.Require(tfs, harness.Node("instances"))
 		dir := tfs.Path("instances/smct-baseline")
-		Expect(os.Mkdir(dir, 0o755)).To(Succeed())
+		Expect(os.Mkdir(dir, 0o755)).To(Succeed(), "making an instance")
 		DeferCleanup(func() { os.Remove(dir) })
-		inst := tfs.Instance("smct-baseline")
-		Expect(inst.Exists("trace")).To(BeTrue(), "instance has no trace file")
-		Expect(inst.Exists("tracing_on")).To(BeTrue(), "instance has no tracing_on file")
+		Expect(tfs.Path("instances/smct-baseline/trace")).To(BeARegularFile(), "the instance's trace file")
+		Expect(tfs.Path("instances/smct-baseline/tracing_on")).To(BeARegularFile(), "the instance's tracing_on file")
 		Expect(os.Remove(dir)).To(Succeed())
 		Expect(tfs.Exists("instances/smct-baseline")).To(BeFalse())
 	})
@@ -55,14 +55,14 @@ var _ = Describe("ftrace baseline", Label(contract.LabelBaseline), func() {
 	harness.ReqIt("BASE-EVENT-01", "records each sched_process_exec of a known workload in trace", func() {
 		harness.Require(tfs, harness.Event("sched/sched_process_exec"))
 		harness.Set(tfs, "tracing_on", "0")
-		Expect(tfs.Write("trace", "")).To(Succeed())
+		harness.Must(tfs.Write("trace", ""), "clearing trace")
 		harness.Set(tfs, "events/sched/sched_process_exec/enable", "1")
-		Expect(tfs.Write("tracing_on", "1")).To(Succeed())
+		harness.Must(tfs.Write("tracing_on", "1"), "turning tracing on")
 		const runs = 3
-		Expect(harness.RunWorkload(runs)).To(Succeed())
-		Expect(tfs.Write("tracing_on", "0")).To(Succeed())
+		harness.Must(harness.RunWorkload(runs), "running the workload")
+		harness.Must(tfs.Write("tracing_on", "0"), "turning tracing off")
 		text, err := tfs.Read("trace")
-		Expect(err).NotTo(HaveOccurred())
+		harness.Must(err, "reading trace")
 		Expect(strings.Count(text, "filename="+harness.WorkloadFilename()+" ")).To(Equal(runs),
 			"sched_process_exec lines for the workload in:\n%s", text)
 	})

@@ -44,12 +44,12 @@ var _ = Describe("stackmap init", Label(contract.LabelStackmap), func() {
 
 var _ = describe("stackmap nodes", func() {
 	harness.ReqIt("SM-NODE-01", "has options/stackmap at the top level", func() {
-		Expect(harness.Root().Exists(optionNode)).To(BeTrue())
+		Expect(harness.Root().Path(optionNode)).To(BeAnExistingFile())
 	})
 
 	harness.ReqIt("SM-NODE-02", "has stack_map, stack_map_stat and stack_map_bin at the top level", func() {
 		for _, n := range []string{mapNode, statNode, binNode} {
-			Expect(harness.Root().Exists(n)).To(BeTrue(), "no %s", n)
+			Expect(harness.Root().Path(n)).To(BeAnExistingFile())
 		}
 	})
 

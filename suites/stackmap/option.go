@@ -49,7 +49,7 @@ var _ = describe("the stackmap option", func() {
 
 		By("running the workload again with stacktrace off")
 		resetMap(tfs)
-		Expect(tfs.Write("options/stacktrace", "0")).To(Succeed())
+		harness.Must(tfs.Write("options/stacktrace", "0"), "turning stacktrace off")
 		traceWorkload(tfs, workloadRuns)
 		trace = readTrace(tfs)
 		stacks = fmtx.ParseTrace(trace)
