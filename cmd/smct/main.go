@@ -184,9 +184,9 @@ func kernelMain(args []string, stdout, stderr io.Writer) int {
 	if res.Cached {
 		how = "cached"
 	}
-	fmt.Fprintf(stderr, "%s kernel %s: sha256 %s, inputs %s\n", *arch, how, res.ImageSHA256, res.Inputs.Key())
+	fmt.Fprintf(stderr, "%s kernel %s: sha256 %s, inputs %s\n", *arch, how, res.ImageSHA256, res.Key)
 	if *pin {
-		if err := images.Pin(filepath.Join(dir, *lock), *entry, *arch, res.Inputs.Key(), res.ImageSHA256); err != nil {
+		if err := images.Pin(filepath.Join(dir, *lock), *entry, *arch, res.Key, res.ImageSHA256); err != nil {
 			fmt.Fprintf(stderr, "kernel: %v\n", err)
 			return exitNoVerdict
 		}

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 
 	"github.com/u-root/u-root/pkg/cpio"
 

@@ -2,12 +2,13 @@ package mutants
 
 import (
 	"errors"
-	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 )
 
 func TestCaught(t *testing.T) {

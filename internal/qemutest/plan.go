@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"os"
 	"os/exec"
+
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 
 	"github.com/onsi/ginkgo/v2/types"
 

@@ -1,8 +1,9 @@
 package qemutest
 
 import (
-	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"testing"
+
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 
 	"github.com/onsi/ginkgo/v2/types"
 )

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/u-root/u-root/pkg/cpio"
@@ -30,7 +31,6 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kimage"
-	"github.com/ftrace-stackmap/conformance/internal/kernels/treebuild"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/qemu"
@@ -641,7 +641,7 @@ func (o Options) kernel() (path, source, entry string, built bool, err error) {
 	}
 	if e.Kind == images.KindB4 {
 		// Built here too, but from a posted series: no profile switch.
-		path, source, err := o.buildTree(e)
+		path, source, err := o.buildKernel(e)
 		return path, source, e.Name, false, err
 	}
 	step := o.step("kernel %s (%s)", e.Name, o.Arch)
@@ -654,8 +654,9 @@ func (o Options) kernel() (path, source, entry string, built bool, err error) {
 	return path, fmt.Sprintf("IMAGE=%s (%s %s)", e.Name, a.Package, a.Version), e.Name, false, nil
 }
 
-// buildKernel builds (or finds in the cache) a build entry's kernel and
-// says where it differs from what the lock pinned.
+// buildKernel builds (or finds in the cache) a build or b4 entry's kernel,
+// says where it differs from what the lock pinned, and where it came from.
+// A b4 entry needs the network until its kernel is cached.
 func (o Options) buildKernel(e *images.Entry) (string, string, error) {
 	pin, ok := e.Arches[o.Arch]
 	if !ok {
@@ -663,43 +664,25 @@ func (o Options) buildKernel(e *images.Entry) (string, string, error) {
 	}
 	b := kbuild.Builder{Arch: o.Arch, KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir,
 		Progress: o.Progress, Terminal: progress.For(o.Progress).Terminal()}
-	res, err := b.Build()
+	build, from, changed := b.Build, "built from kernel/", "kernel/ differs from what images.lock pins for %s/%s; `make kernel ARCH=%[2]s PIN=1` records it"
+	if e.Kind == images.KindB4 {
+		tb := kbuild.TreeBuilder{Entry: e, Arch: b.Arch, KernelDir: b.KernelDir, CacheDir: b.CacheDir, Progress: b.Progress, Terminal: b.Terminal}
+		build, from = tb.Build, fmt.Sprintf("%s at %s + %s", e.Tree, e.Base, e.MessageID)
+		changed = "the recipe, fragments or compiler of %s/%s differ from what images.lock pins"
+	}
+	res, err := build()
 	if err != nil {
 		return "", "", failed("building the "+e.Name+" kernel", err)
 	}
-	key := res.Inputs.Key()
-	switch {
-	case key != pin.InputsSHA256:
-		progress.Notef(o.Progress, "note: kernel/ differs from what images.lock pins for %s/%s; `make kernel ARCH=%s PIN=1` records it\n", e.Name, o.Arch, o.Arch)
-	case res.ImageSHA256 != pin.ImageSHA256:
-		progress.Notef(o.Progress, "note: the %s kernel built from the pinned inputs has sha256 %s, images.lock pins %s (another toolchain?)\n", e.Name, res.ImageSHA256, pin.ImageSHA256)
-	}
-	return res.Image, fmt.Sprintf("IMAGE=%s (built from kernel/, inputs %s)", e.Name, key[:16]), nil
-}
-
-// buildTree builds (or finds in the cache) a b4 entry's kernel: a tree with
-// a posted series applied. It needs the network until it is cached.
-func (o Options) buildTree(e *images.Entry) (string, string, error) {
-	pin, ok := e.Arches[o.Arch]
-	if !ok {
-		return "", "", infra("images.lock entry %s has no %s kernel", e.Name, o.Arch)
-	}
-	b := treebuild.Builder{Entry: e, Arch: o.Arch, KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir,
-		Progress: o.Progress, Terminal: progress.For(o.Progress).Terminal()}
-	res, err := b.Build()
-	if err != nil {
-		return "", "", failed("building the "+e.Name+" kernel", err)
-	}
-	key := res.Inputs.Key()
 	switch {
 	case pin.InputsSHA256 == "":
-		progress.Notef(o.Progress, "note: images.lock does not pin %s/%s yet; built: inputs_sha256 %s, image_sha256 %s\n", e.Name, o.Arch, key, res.ImageSHA256)
-	case key != pin.InputsSHA256:
-		progress.Notef(o.Progress, "note: the recipe, fragments or compiler of %s/%s differ from what images.lock pins (inputs %s, pinned %s)\n", e.Name, o.Arch, key, pin.InputsSHA256)
+		progress.Notef(o.Progress, "note: images.lock does not pin %s/%s yet; built: inputs_sha256 %s, image_sha256 %s\n", e.Name, o.Arch, res.Key, res.ImageSHA256)
+	case res.Key != pin.InputsSHA256:
+		progress.Notef(o.Progress, "note: "+changed+" (inputs %s, pinned %s)\n", e.Name, o.Arch, res.Key, pin.InputsSHA256)
 	case res.ImageSHA256 != pin.ImageSHA256:
-		progress.Notef(o.Progress, "note: the %s kernel built from the pinned inputs has sha256 %s, images.lock pins %s (another toolchain, or the tag or thread moved?)\n", e.Name, res.ImageSHA256, pin.ImageSHA256)
+		progress.Notef(o.Progress, "note: the %s kernel built from the pinned inputs has sha256 %s, images.lock pins %s (another toolchain, or for b4 a moved tag or thread?)\n", e.Name, res.ImageSHA256, pin.ImageSHA256)
 	}
-	return res.Image, fmt.Sprintf("IMAGE=%s (%s at %s + %s, inputs %s)", e.Name, e.Tree, e.Base, e.MessageID, key[:16]), nil
+	return res.Image, fmt.Sprintf("IMAGE=%s (%s, inputs %s)", e.Name, from, res.Key[:16]), nil
 }
 
 // bootable checks the kernel's arch before booting and, for an x86 bzImage,

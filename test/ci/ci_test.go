@@ -14,11 +14,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
+
 	"github.com/rhysd/actionlint"
 	"gopkg.in/yaml.v3"
 
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
-	"github.com/ftrace-stackmap/conformance/internal/kernels/treebuild"
 )
 
 const root = "../.."
@@ -294,7 +295,7 @@ func TestB4RowsValidate(t *testing.T) {
 	for i, e := range lock.Entries {
 		if e.Kind == images.KindB4 {
 			n++
-			if err := treebuild.Check(&lock.Entries[i], filepath.Join(root, "kernel")); err != nil {
+			if err := kbuild.Check(&lock.Entries[i], filepath.Join(root, "kernel")); err != nil {
 				t.Error(err)
 			}
 		}

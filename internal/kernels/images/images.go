@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"io"
 	"net/url"
 	"os"
@@ -16,6 +15,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 
 	"gopkg.in/yaml.v3"
 

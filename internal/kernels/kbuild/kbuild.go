@@ -10,7 +10,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"io"
 	"os"
 	"os/exec"
@@ -18,6 +17,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 
 	"github.com/ftrace-stackmap/conformance/internal/apt"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
@@ -62,17 +63,20 @@ type Inputs struct {
 }
 
 // Key is the hash of the inputs.
-func (in Inputs) Key() string {
-	b, _ := json.Marshal(in)
+func (in Inputs) Key() string { return inputsKey(in) }
+
+// inputsKey hashes a build's inputs, of either source: the cache key.
+func inputsKey(inputs any) string {
+	b, _ := json.Marshal(inputs)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
 
-// Result is a built kernel.
+// Result is a built kernel, of either source.
 type Result struct {
 	Image       string // the file to boot
 	ImageSHA256 string
-	Inputs      Inputs
+	Key         string // the hash of its inputs, its cache key
 	Cached      bool
 }
 
@@ -115,7 +119,7 @@ func (b Builder) Build() (*Result, error) {
 	}
 	key := in.Key()
 	if image, sum, ok := b.Cached(key); ok {
-		return &Result{Image: image, ImageSHA256: sum, Inputs: in, Cached: true}, nil
+		return &Result{Image: image, ImageSHA256: sum, Key: key, Cached: true}, nil
 	}
 	start := time.Now()
 	out, err := b.compile(a, key)
@@ -135,7 +139,7 @@ func (b Builder) Build() (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Image: image, ImageSHA256: sum, Inputs: in}, nil
+	return &Result{Image: image, ImageSHA256: sum, Key: key}, nil
 }
 
 // Cached returns the cached image of the build keyed key, and its hash,
@@ -240,7 +244,7 @@ func (b Builder) compile(a Arch, key string) (string, error) {
 	out := filepath.Join(work, "out-"+b.Arch)
 	log := filepath.Join(work, "build-"+b.Arch+".log")
 	if _, err := os.Stat(filepath.Join(pristine, "Makefile")); err != nil {
-		step := b.step("unpacking %s", tarball)
+		step := announce(b.Progress, "unpacking %s", tarball)
 		os.RemoveAll(pristine)
 		tmp := pristine + ".tmp"
 		os.RemoveAll(tmp)
@@ -256,7 +260,7 @@ func (b Builder) compile(a Arch, key string) (string, error) {
 		step()
 	}
 	if stamp, err := os.ReadFile(filepath.Join(src, ".patched")); err != nil || string(stamp) != key {
-		step := b.step("applying kernel/patches")
+		step := announce(b.Progress, "applying kernel/patches")
 		os.RemoveAll(src)
 		// Hard links share the pristine files; patch replaces the ones it changes.
 		if err := run(work, nil, "cp", "-al", pristine, src); err != nil {
@@ -286,7 +290,7 @@ func (b Builder) Make(work, src, out, log string, fragments []string) error {
 		"CCACHE_DIR="+filepath.Join(b.CacheDir, "ccache"), "CCACHE_DEPEND=1", "CCACHE_BASEDIR="+work,
 		// Fixed build identity, so the same inputs give the same image.
 		"KBUILD_BUILD_TIMESTAMP=2026-01-01", "KBUILD_BUILD_USER=smct", "KBUILD_BUILD_HOST=smct", "KBUILD_BUILD_VERSION=1")
-	step := b.step("configuring %s (tinyconfig + kernel/config)", b.Arch)
+	step := announce(b.Progress, "configuring %s (tinyconfig + kernel/config)", b.Arch)
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -303,7 +307,7 @@ func (b Builder) Make(work, src, out, log string, fragments []string) error {
 		return err
 	}
 	step()
-	step = b.step("compiling %s (log: %s)", b.Arch, log)
+	step = announce(b.Progress, "compiling %s (log: %s)", b.Arch, log)
 	cc := "CC=ccache " + a.Cross + "gcc"
 	if err := b.makeWithProgress(src, env, log, "make", "O="+out, cc, "-j2", a.Target); err != nil {
 		return err
@@ -390,10 +394,11 @@ func (b Builder) progressLine(s string) {
 	}
 }
 
-func (b Builder) step(format string, args ...any) func() {
-	fmt.Fprintf(b.Progress, "==> %s ...\n", fmt.Sprintf(format, args...))
+// announce announces a long step on w and returns what ends it.
+func announce(w io.Writer, format string, args ...any) func() {
+	fmt.Fprintf(w, "==> %s ...\n", fmt.Sprintf(format, args...))
 	start := time.Now()
-	return func() { fmt.Fprintf(b.Progress, "    done in %.1fs\n", time.Since(start).Seconds()) }
+	return func() { fmt.Fprintf(w, "    done in %.1fs\n", time.Since(start).Seconds()) }
 }
 
 func run(dir string, env []string, args ...string) error {

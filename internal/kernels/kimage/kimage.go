@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"compress/gzip"
+
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
 )

@@ -1,8 +1,4 @@
-// Package treebuild builds the kernel of a b4 entry of images.lock: a git
-// tree at a base commit or tag, with a series posted to a mailing list
-// applied by its message-id (b4 am), configured and compiled as kbuild
-// builds the reference kernel, and cached the same way.
-package treebuild
+package kbuild
 
 import (
 	"bytes"
@@ -21,7 +17,6 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/apt"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
-	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 )
 
 // Check validates a b4 entry offline: its form (images.Read checked it
@@ -54,11 +49,11 @@ func Fragments(e *images.Entry, arch, kernelDir string) []string {
 	return fs
 }
 
-// Inputs are what a build depends on, all known offline: their hash is
+// TreeInputs are what a build depends on, all known offline: their hash is
 // the build's key, so a cached kernel needs no network. A tag or a thread
 // could move under the recipe; the commit and the series actually used are
 // recorded beside the image (inputs.json).
-type Inputs struct {
+type TreeInputs struct {
 	Arch          string            `json:"arch"`
 	Tree          string            `json:"tree"`
 	Base          string            `json:"base"`
@@ -69,22 +64,10 @@ type Inputs struct {
 }
 
 // Key is the hash of the inputs.
-func (in Inputs) Key() string {
-	b, _ := json.Marshal(in)
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
+func (in TreeInputs) Key() string { return inputsKey(in) }
 
-// Result is a built kernel.
-type Result struct {
-	Image       string
-	ImageSHA256 string
-	Inputs      Inputs
-	Cached      bool
-}
-
-// Builder builds one b4 entry for one arch.
-type Builder struct {
+// TreeBuilder builds one b4 entry for one arch.
+type TreeBuilder struct {
 	Entry     *images.Entry
 	Arch      string
 	KernelDir string // the project's kernel/ directory
@@ -97,15 +80,15 @@ var tools = []apt.Need{{Program: "git", Package: "git"}, {Program: "b4", Package
 
 // Build returns the entry's kernel, fetching, applying and building it
 // when it is not cached.
-func (b Builder) Build() (*Result, error) {
-	a, ok := kbuild.Arches[b.Arch]
+func (b TreeBuilder) Build() (*Result, error) {
+	a, ok := Arches[b.Arch]
 	if _, pinned := b.Entry.Arches[b.Arch]; !ok || !pinned {
 		return nil, fmt.Errorf("entry %s has no %s kernel", b.Entry.Name, b.Arch)
 	}
 	if err := Check(b.Entry, b.KernelDir); err != nil {
 		return nil, err
 	}
-	needs := append(append(append([]apt.Need{}, kbuild.Tools...), tools...), a.Compile, apt.Need{Program: "gcc", Package: "build-essential"})
+	needs := append(append(append([]apt.Need{}, Tools...), tools...), a.Compile, apt.Need{Program: "gcc", Package: "build-essential"})
 	if err := apt.Ensure(b.Progress, needs...); err != nil {
 		return nil, err
 	}
@@ -113,10 +96,10 @@ func (b Builder) Build() (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	kb := kbuild.Builder{Arch: b.Arch, KernelDir: b.KernelDir, CacheDir: b.CacheDir, Progress: b.Progress, Terminal: b.Terminal}
-	key := in.Key()
+	kb := Builder{Arch: b.Arch, KernelDir: b.KernelDir, CacheDir: b.CacheDir, Progress: b.Progress, Terminal: b.Terminal}
+	key := inputsKey(in)
 	if image, sum, ok := kb.Cached(key); ok {
-		return &Result{Image: image, ImageSHA256: sum, Inputs: in, Cached: true}, nil
+		return &Result{Image: image, ImageSHA256: sum, Key: key, Cached: true}, nil
 	}
 	// One tree and build directory per entry and arch, at fixed paths, so
 	// ccache hits across changes of base or series (as in kbuild).
@@ -135,8 +118,8 @@ func (b Builder) Build() (*Result, error) {
 		return nil, err
 	}
 	js, _ := json.MarshalIndent(struct {
-		Inputs
-		Source
+		TreeInputs
+		TreeSource
 		ImageSHA256 string `json:"image_sha256"`
 		BuildTime   string `json:"build_time"`
 	}{in, got, sum, time.Since(start).Round(time.Second).String()}, "", "  ")
@@ -144,12 +127,12 @@ func (b Builder) Build() (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Image: image, ImageSHA256: sum, Inputs: in}, nil
+	return &Result{Image: image, ImageSHA256: sum, Key: key}, nil
 }
 
-func (b Builder) inputs(a kbuild.Arch) (Inputs, error) {
+func (b TreeBuilder) inputs(a Arch) (TreeInputs, error) {
 	e := b.Entry
-	in := Inputs{Arch: b.Arch, Tree: e.Tree, Base: e.Base, MessageID: e.MessageID, SeriesVersion: e.SeriesVersion, Files: map[string]string{}}
+	in := TreeInputs{Arch: b.Arch, Tree: e.Tree, Base: e.Base, MessageID: e.MessageID, SeriesVersion: e.SeriesVersion, Files: map[string]string{}}
 	for _, f := range Fragments(e, b.Arch, b.KernelDir) {
 		sum, err := images.FileSHA256(f)
 		if err != nil {
@@ -159,12 +142,12 @@ func (b Builder) inputs(a kbuild.Arch) (Inputs, error) {
 		in.Files[rel] = sum
 	}
 	var err error
-	in.Compiler, err = kbuild.Compiler(a)
+	in.Compiler, err = Compiler(a)
 	return in, err
 }
 
-// Source is what a recipe resolved to when its tree was prepared.
-type Source struct {
+// TreeSource is what a recipe resolved to when its tree was prepared.
+type TreeSource struct {
 	Commit       string `json:"commit"`        // the base's commit
 	SeriesSHA256 string `json:"series_sha256"` // the mbox b4 produced
 	Patches      int    `json:"patches"`
@@ -172,18 +155,18 @@ type Source struct {
 
 // prepare makes src the tree at base with the series applied, unless it
 // already is; the series comes first, as it is the smaller download.
-func (b Builder) prepare(work, src string) (Source, error) {
+func (b TreeBuilder) prepare(work, src string) (TreeSource, error) {
 	e := b.Entry
-	var got Source
+	var got TreeSource
 	recipe := fmt.Sprintf("%s %s %s v%d", e.Tree, e.Base, e.MessageID, e.SeriesVersion)
 	stamp := filepath.Join(work, "prepared.json")
 	var old struct {
 		Recipe string
-		Source
+		TreeSource
 	}
 	if data, err := os.ReadFile(stamp); err == nil && json.Unmarshal(data, &old) == nil && old.Recipe == recipe {
 		if _, err := os.Stat(filepath.Join(src, "Makefile")); err == nil {
-			return old.Source, nil
+			return old.TreeSource, nil
 		}
 	}
 	os.Remove(stamp)
@@ -192,7 +175,7 @@ func (b Builder) prepare(work, src string) (Source, error) {
 	}
 
 	mbox := filepath.Join(work, "series.mbox")
-	step := b.step("fetching series %s (b4 am)", e.MessageID)
+	step := announce(b.Progress, "fetching series %s (b4 am)", e.MessageID)
 	if err := fetchSeries(e.MessageID, e.SeriesVersion, mbox); err != nil {
 		return got, err
 	}
@@ -202,7 +185,7 @@ func (b Builder) prepare(work, src string) (Source, error) {
 	got.SeriesSHA256 = hex.EncodeToString(sum[:])
 	step()
 
-	step = b.step("fetching %s at %s (git, depth 1)", e.Tree, e.Base)
+	step = announce(b.Progress, "fetching %s at %s (git, depth 1)", e.Tree, e.Base)
 	commit, err := fetchTree(src, e.Tree, e.Base)
 	if err != nil {
 		return got, err
@@ -210,7 +193,7 @@ func (b Builder) prepare(work, src string) (Source, error) {
 	got.Commit = commit
 	step()
 
-	step = b.step("applying %d patches of %s (git am)", got.Patches, e.MessageID)
+	step = announce(b.Progress, "applying %d patches of %s (git am)", got.Patches, e.MessageID)
 	if out, err := git(src, "-c", "user.name=smct", "-c", "user.email=smct@localhost", "am", "--quiet", mbox); err != nil {
 		git(src, "am", "--abort")
 		return got, fmt.Errorf("the series %s does not apply on %s (%s): git am: %v\n%s", e.MessageID, e.Base, commit[:12], err, lastLines(out, 10))
@@ -218,7 +201,7 @@ func (b Builder) prepare(work, src string) (Source, error) {
 	step()
 	js, _ := json.Marshal(struct {
 		Recipe string
-		Source
+		TreeSource
 	}{recipe, got})
 	return got, os.WriteFile(stamp, js, 0o644)
 }
@@ -332,18 +315,4 @@ func reason(out string) string {
 		return m
 	}
 	return lastLines(out, 1)
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-func (b Builder) step(format string, args ...any) func() {
-	fmt.Fprintf(b.Progress, "==> %s ...\n", fmt.Sprintf(format, args...))
-	start := time.Now()
-	return func() { fmt.Fprintf(b.Progress, "    done in %.1fs\n", time.Since(start).Seconds()) }
 }
