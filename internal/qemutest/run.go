@@ -91,6 +91,37 @@ var prepare sync.Mutex
 // On an infrastructure problem it returns an *InfraError, with the run
 // directory (console logs kept) in results.Result.
 func Run(ctx context.Context, o Options) (*results.Result, error) {
+	r, err := o.prepare(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, plan := range o.plans() {
+		if err := r.boot(ctx, plan); err != nil {
+			return r.res, err
+		}
+	}
+	return r.finish()
+}
+
+// run is one run under way: what was prepared for its boots and what they
+// have brought back so far.
+type run struct {
+	o         Options
+	m         qemu.Machine
+	kernel    string // the file QEMU boots
+	base      string // the initramfs, without a run configuration
+	specs     types.SpecReports
+	selftests *selftestSetup
+	res       *results.Result
+	reports   []types.Report
+	noFeature string // why the default boot found no feature, if it did not
+	bootsUp   bool   // a boot without a plan's parameters reached the suite
+}
+
+// prepare checks the user's input, then gets QEMU, the kernel, the
+// initramfs and the list of specs ready, and makes the run's directory.
+// Runs side by side share one preparation at a time.
+func (o Options) prepare(ctx context.Context) (*run, error) {
 	m, ok := qemu.Machines[o.Arch]
 	if !ok {
 		_, err := arch.Lookup(o.Arch)
@@ -102,17 +133,16 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	if err := repeatedParam(o.BootArgs, o.plans()); err != nil {
 		return nil, err
 	}
-	var selftests *selftestSetup
+	r := &run{o: o, m: m}
 	if o.FtraceDir != "" {
 		tests, err := initramfs.FtraceTests(o.FtraceDir, o.FtraceMatch)
 		if err != nil {
 			return nil, failed("finding the tree's selftests", err)
 		}
-		selftests = &selftestSetup{tests: tests}
+		r.selftests = &selftestSetup{tests: tests}
 	}
 	prepare.Lock()
-	prepared := sync.OnceFunc(prepare.Unlock)
-	defer prepared()
+	defer prepare.Unlock()
 	if err := apt.Ensure(o.Progress, apt.Need{Program: m.Binary, Package: m.Package}); err != nil {
 		return nil, failed("installing QEMU", err)
 	}
@@ -122,108 +152,111 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	}
 	if built && o.Profile == "v3" {
 		// The reference kernel is v4 unless told otherwise.
-		o.BootArgs = append(o.BootArgs, "ftrace_stackmap.profile=v3")
+		r.o.BootArgs = append(r.o.BootArgs, "ftrace_stackmap.profile=v3")
 	}
-	bootable, err := o.bootable(kernel)
-	if err != nil {
+	if r.kernel, err = o.bootable(kernel); err != nil {
 		return nil, err
 	}
-	res := &results.Result{Request: o.Request, Kernel: kernel, Entry: entry, Source: source, Machine: m.Describe()}
-	if res.KernelSHA, err = images.FileSHA256(kernel); err != nil {
+	r.res = &results.Result{Request: o.Request, Kernel: kernel, Entry: entry, Source: source, Machine: m.Describe()}
+	if r.res.KernelSHA, err = images.FileSHA256(kernel); err != nil {
 		return nil, failed("hashing the kernel", err)
 	}
-
 	step := o.step("building initramfs (%s)", o.Arch)
 	b := initramfs.Builder{ModuleDir: o.ModuleDir, OutDir: filepath.Join(o.ModuleDir, "build", o.Arch), Arch: o.Arch}
-	base, err := b.Build(ctx)
+	r.base, err = b.Build(ctx)
 	step(err)
 	if err != nil {
 		return nil, failed("building the initramfs", err)
 	}
-	specs, err := listSpecs(ctx, b.HostSuite())
-	if err != nil {
+	if r.specs, err = listSpecs(ctx, b.HostSuite()); err != nil {
 		return nil, failed("listing the specs", err)
 	}
-	if selftests != nil {
-		if selftests.records, err = o.selftestRecords(); err != nil {
+	if r.selftests != nil {
+		if r.selftests.records, err = o.selftestRecords(); err != nil {
 			return nil, failed("preparing the selftests", err)
 		}
 	}
-	prepared()
-	if res.Dir, err = newRunDir(o.ResultsDir, o.Arch); err != nil {
+	if r.res.Dir, err = newRunDir(o.ResultsDir, o.Arch); err != nil {
 		return nil, failed("making the run directory", err)
 	}
+	return r, nil
+}
 
-	var reports []types.Report
-	noFeature := ""
-	bootsUp := false // a boot without a plan's parameters reached the suite
-	for _, plan := range o.plans() {
-		filter := plan.Filter(o.Labels)
-		chosen, err := selected(specs, filter)
-		if err != nil {
-			return res, infra("LABELS=%q: %w", o.Labels, err)
-		}
-		br := results.BootResult{Plan: plan}
-		switch {
-		case len(chosen) == 0:
-			br.Skipped = results.NoSpecSelected
-		case noFeature != "" && plan.Name != "default":
-			// Booting again cannot find a feature the default boot did not.
-			br.Skipped = noFeature
-			reports = append(reports, skippedAs(plan, chosen, contract.UnsupportedPrefix+noFeature+" (seen in the default boot; boot "+plan.Name+" not made)"))
-		default:
-			var st *selftestSetup
-			if plan.Name == "default" {
-				st = selftests
-			}
-			r, boot, err := o.bootOnce(ctx, m, bootable, base, res.Dir, plan, filter, st)
-			br.Boot = boot
-			dmesg, _ := os.ReadFile(filepath.Join(res.Dir, "boots", plan.Name, "dmesg.txt"))
-			for _, p := range KernelProblems(dmesg) {
-				res.KernelProblems = append(res.KernelProblems, "boot "+plan.Name+": "+p)
-			}
-			res.Boots = append(res.Boots, br)
-			var died *BootDied
-			if errors.As(err, &died) && len(plan.Append) > 0 {
-				// The kernel died on the parameter this boot exists to
-				// test: a failure of its specs, once a boot without the
-				// parameter shows that the kernel itself comes up.
-				if !bootsUp {
-					if err := o.controlBoot(ctx, m, bootable, base, res, died); err != nil {
-						return res, err
-					}
-					bootsUp = true
-				}
-				reports = append(reports, failedAs(plan, chosen, died.Error()))
-				continue
-			}
-			if err != nil {
-				return res, err
-			}
-			if len(plan.Append) == 0 {
-				bootsUp = true
-			}
-			if st != nil {
-				res.Selftests, res.SelftestsNote = readSelftests(filepath.Join(res.Dir, "boots", plan.Name), o.FtraceDir, st.tests)
-			}
-			reports = append(reports, r...)
-			if why := featureAbsent(r); why != "" {
-				noFeature = why
-			}
-			continue
-		}
+// boot makes a plan's boot when its specs need it, and keeps what it says.
+func (r *run) boot(ctx context.Context, plan contract.BootPlan) error {
+	o, res := r.o, r.res
+	filter := plan.Filter(o.Labels)
+	chosen, err := selected(r.specs, filter)
+	if err != nil {
+		return infra("LABELS=%q: %w", o.Labels, err)
+	}
+	br := results.BootResult{Plan: plan}
+	switch {
+	case len(chosen) == 0:
+		br.Skipped = results.NoSpecSelected
 		res.Boots = append(res.Boots, br)
+		return nil
+	case r.noFeature != "" && plan.Name != "default":
+		// Booting again cannot find a feature the default boot did not.
+		br.Skipped = r.noFeature
+		res.Boots = append(res.Boots, br)
+		r.reports = append(r.reports, skippedAs(plan, chosen, contract.UnsupportedPrefix+r.noFeature+" (seen in the default boot; boot "+plan.Name+" not made)"))
+		return nil
 	}
-	if len(reports) == 0 {
-		return res, infra("LABELS=%q selects no spec", o.Labels)
+	var st *selftestSetup
+	if plan.Name == "default" {
+		st = r.selftests
 	}
-	if selftests != nil && res.Selftests == nil && res.SelftestsNote == "" {
+	reports, boot, err := o.bootOnce(ctx, r.m, r.kernel, r.base, res.Dir, plan, filter, st)
+	br.Boot = boot
+	dmesg, _ := os.ReadFile(filepath.Join(res.Dir, "boots", plan.Name, "dmesg.txt"))
+	for _, p := range KernelProblems(dmesg) {
+		res.KernelProblems = append(res.KernelProblems, "boot "+plan.Name+": "+p)
+	}
+	res.Boots = append(res.Boots, br)
+	var died *BootDied
+	if errors.As(err, &died) && len(plan.Append) > 0 {
+		// The kernel died on the parameter this boot exists to test: a
+		// failure of its specs, once a boot without the parameter shows
+		// that the kernel itself comes up.
+		if !r.bootsUp {
+			if err := o.controlBoot(ctx, r.m, r.kernel, r.base, res, died); err != nil {
+				return err
+			}
+			r.bootsUp = true
+		}
+		r.reports = append(r.reports, failedAs(plan, chosen, died.Error()))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(plan.Append) == 0 {
+		r.bootsUp = true
+	}
+	if st != nil {
+		res.Selftests, res.SelftestsNote = readSelftests(filepath.Join(res.Dir, "boots", plan.Name), o.FtraceDir, st.tests)
+	}
+	r.reports = append(r.reports, reports...)
+	if why := featureAbsent(reports); why != "" {
+		r.noFeature = why
+	}
+	return nil
+}
+
+// finish writes Ginkgo's merged reports and summarizes them.
+func (r *run) finish() (*results.Result, error) {
+	res := r.res
+	if len(r.reports) == 0 {
+		return res, infra("LABELS=%q selects no spec", r.o.Labels)
+	}
+	if r.selftests != nil && res.Selftests == nil && res.SelftestsNote == "" {
 		res.SelftestsNote = "not run: they run in the default boot, which this run did not make"
 	}
-	if err := writeReports(res.Dir, reports); err != nil {
+	if err := writeReports(res.Dir, r.reports); err != nil {
 		return res, failed("writing the reports", err)
 	}
-	res.Summary = results.Summarize(reports)
+	res.Summary = results.Summarize(r.reports)
 	if res.Summary.Kernel == "" {
 		// No guest reported (every boot died): the console still names it.
 		console, _ := os.ReadFile(filepath.Join(res.Dir, "console.log"))
