@@ -9,8 +9,10 @@ require (
 	github.com/pierrec/lz4/v4 v4.1.22
 	github.com/rhysd/actionlint v1.7.12
 	github.com/u-root/u-root v0.16.0
+	github.com/vishvananda/netlink v1.3.0
 	golang.org/x/sync v0.21.0
 	golang.org/x/sys v0.49.0
+	golang.org/x/term v0.47.0
 	gopkg.in/yaml.v3 v3.0.1
 )
 
@@ -33,7 +35,6 @@ require (
 	github.com/rogpeppe/go-internal v1.14.1 // indirect
 	github.com/u-root/uio v0.0.0-20240224005618-d2acac8f3701 // indirect
 	github.com/ulikunitz/xz v0.5.15 // indirect
-	github.com/vishvananda/netlink v1.3.0 // indirect
 	github.com/vishvananda/netns v0.0.4 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.3 // indirect

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sync/semaphore"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
@@ -75,30 +75,24 @@ func Run(ctx context.Context, o Options) []Cell {
 			cells = append(cells, Cell{Entry: e, Arch: a})
 		}
 	}
-	sem := semaphore.NewWeighted(int64(max(o.Parallel, 1)))
+	var g errgroup.Group
+	g.SetLimit(max(o.Parallel, 1))
 	var mu sync.Mutex
-	var wg sync.WaitGroup
 	finished := 0
 	for i := range cells {
 		c := &cells[i]
-		if err := sem.Acquire(ctx, 1); err != nil {
-			c.Err = err
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer sem.Release(1)
-			runCell(ctx, o, c)
+		g.Go(func() error {
+			runCell(ctx, o, c) // a cancelled run ends at once, as NO VERDICT
 			mu.Lock()
 			defer mu.Unlock()
 			finished++
 			if o.Done != nil {
 				o.Done(*c, finished, len(cells))
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	g.Wait()
 	return cells
 }
 

@@ -339,7 +339,7 @@ func (o Options) bootOnce(ctx context.Context, m qemu.Machine, kernel, base, run
 	if err != nil {
 		return nil, res, failed("boot "+plan.Name, err)
 	}
-	os.WriteFile(filepath.Join(dir, "qemu-command.txt"), []byte(shellQuote(res.Command)+"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "qemu-command.txt"), []byte(results.ShellCommand(res.Command)+"\n"), 0o644)
 	if how := deathOf(res); how != "" {
 		return nil, res, &BootDied{Boot: plan.Name, Params: plan.Append, How: how, Console: boot.ConsoleLog}
 	}
@@ -789,15 +789,4 @@ func newRunDir(parent, arch string) (string, error) {
 		return "", err
 	}
 	return dir, os.Rename(tmp, latest)
-}
-
-func shellQuote(args []string) string {
-	q := make([]string, len(args))
-	for i, a := range args {
-		if a == "" || strings.ContainsAny(a, " \t'\"$\\&|;<>()*?") {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		q[i] = a
-	}
-	return strings.Join(q, " ")
 }

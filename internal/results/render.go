@@ -489,3 +489,13 @@ func shellWord(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// ShellCommand is a command line a POSIX shell runs as the words given,
+// each quoted only when it needs it, like the reproduce line.
+func ShellCommand(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = shellWord(w)
+	}
+	return strings.Join(q, " ")
+}
