@@ -2,12 +2,13 @@ package harness
 
 import (
 	"errors"
-	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 
 	"golang.org/x/sys/unix"
 )

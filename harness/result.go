@@ -11,13 +11,15 @@ import (
 
 // Unsupported ends the spec as UNSUPPORTED: the kernel lacks what it needs.
 func Unsupported(format string, args ...any) {
-	Skip(contract.UnsupportedPrefix+fmt.Sprintf(format, args...), 1)
+	AddReportEntry(contract.ClassEntry, string(contract.Unsupported))
+	Skip(fmt.Sprintf(format, args...), 1)
 }
 
 // Unresolved ends the spec as UNRESOLVED: the suite could not decide, for
 // example because a setup step the spec relies on failed.
 func Unresolved(format string, args ...any) {
-	Fail(contract.UnresolvedPrefix+fmt.Sprintf(format, args...), 1)
+	AddReportEntry(contract.ClassEntry, string(contract.Unresolved))
+	Fail(fmt.Sprintf(format, args...), 1)
 }
 
 // Must ends the spec as UNRESOLVED when a setup step failed: a write the
@@ -25,7 +27,8 @@ func Unresolved(format string, args ...any) {
 // would blame the kernel for it.
 func Must(err error, format string, args ...any) {
 	if err != nil {
-		Fail(fmt.Sprintf("%s%s: %v", contract.UnresolvedPrefix, fmt.Sprintf(format, args...), err), 1)
+		AddReportEntry(contract.ClassEntry, string(contract.Unresolved))
+		Fail(fmt.Sprintf("%s: %v", fmt.Sprintf(format, args...), err), 1)
 	}
 }
 
@@ -43,7 +46,8 @@ func Prerequisite(id string, err error) {
 	if slices.Contains(CurrentSpecReport().Labels(), id) {
 		Fail(err.Error(), 1)
 	}
-	Fail(fmt.Sprintf("%s%s is broken, so this cannot be checked: %v", contract.UnresolvedPrefix, id, err), 1)
+	AddReportEntry(contract.ClassEntry, string(contract.Unresolved))
+	Fail(fmt.Sprintf("%s is broken, so this cannot be checked: %v", id, err), 1)
 }
 
 // Warn records a miss of an informational requirement: the spec still

@@ -48,7 +48,7 @@ func TestResultClasses(t *testing.T) {
 	}
 	for _, r := range reports {
 		if r.LeafNodeText == "[SM-STAT-03] prerequisite of another requirement broken" {
-			if msg := r.Failure.Message; msg != contract.UnresolvedPrefix+"SM-STAT-01 is broken, so this cannot be checked: "+broken.Error() {
+			if msg := r.Failure.Message; msg != "SM-STAT-01 is broken, so this cannot be checked: "+broken.Error() {
 				t.Errorf("UNRESOLVED message %q does not name SM-STAT-01 and the cause", msg)
 			}
 		}

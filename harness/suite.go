@@ -113,7 +113,7 @@ func holdSignals() {
 // Root is the tracefs the suite runs against.
 func Root() *TraceFS {
 	if root == nil {
-		Fail(contract.UnresolvedPrefix + "tracefs not opened: SetUpSuite did not run")
+		Unresolved("tracefs not opened: SetUpSuite did not run")
 	}
 	return root
 }

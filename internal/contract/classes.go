@@ -1,15 +1,11 @@
 // Result classes, in ftracetest's terms, told apart in a Ginkgo report.
 //
 // Ginkgo knows passed, failed and skipped. A spec that finds its feature
-// missing skips with a message starting "UNSUPPORTED: "; a spec that cannot
-// decide (its setup broke) fails with a message starting "UNRESOLVED: ".
+// missing, or that cannot decide (its setup broke), marks itself with a
+// report entry naming the class, and then skips or fails.
 package contract
 
-import (
-	"strings"
-
-	"github.com/onsi/ginkgo/v2/types"
-)
+import "github.com/onsi/ginkgo/v2/types"
 
 // Class is the verdict for one spec.
 type Class string
@@ -22,31 +18,39 @@ const (
 	NotRun      Class = "NOTRUN"      // filtered out by labels; not part of the run
 )
 
-// Prefixes that mark the two classes Ginkgo does not have.
-const (
-	UnsupportedPrefix = "UNSUPPORTED: "
-	UnresolvedPrefix  = "UNRESOLVED: "
-)
+// ClassEntry names the report entry that marks a spec UNSUPPORTED or
+// UNRESOLVED: the two classes Ginkgo does not have.
+const ClassEntry = "class"
+
+// Mark is the report entry that gives a spec class c.
+func Mark(c Class) types.ReportEntry {
+	return types.ReportEntry{Name: ClassEntry, Value: types.WrapEntryValue(string(c))}
+}
 
 // ClassOf classifies one spec report.
 func ClassOf(s types.SpecReport) Class {
-	msg := s.Failure.Message
+	var marked Class
+	for _, e := range s.ReportEntries {
+		if e.Name == ClassEntry {
+			marked = Class(e.StringRepresentation())
+		}
+	}
 	switch s.State {
 	case types.SpecStatePassed:
 		return Pass
 	case types.SpecStateSkipped:
-		if msg == "" {
-			return NotRun
-		}
-		if strings.HasPrefix(msg, UnsupportedPrefix) {
+		switch {
+		case marked == Unsupported:
 			return Unsupported
+		case s.Failure.Message == "":
+			return NotRun
 		}
 		// A bare Skip() without a reason hides why: never let it look intended.
 		return Unresolved
 	case types.SpecStatePending:
 		return NotRun
 	case types.SpecStateFailed:
-		if strings.HasPrefix(msg, UnresolvedPrefix) {
+		if marked == Unresolved {
 			return Unresolved
 		}
 		return Fail

@@ -65,6 +65,7 @@ func skippedAs(plan contract.BootPlan, specs types.SpecReports, reason string) t
 	for _, s := range specs {
 		s.State = types.SpecStateSkipped
 		s.Failure = types.Failure{Message: reason}
+		s.ReportEntries = types.ReportEntries{contract.Mark(contract.Unsupported)}
 		s.ContainerHierarchyTexts = plan.Prefixed(s.ContainerHierarchyTexts)
 		r.SpecReports = append(r.SpecReports, s)
 	}

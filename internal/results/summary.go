@@ -85,7 +85,7 @@ func Summarize(reports []types.Report) Summary {
 					notes = append(notes, e.StringRepresentation())
 				}
 			}
-			reason := strings.TrimPrefix(strings.TrimPrefix(sr.Failure.Message, contract.UnsupportedPrefix), contract.UnresolvedPrefix)
+			reason := sr.Failure.Message
 			reason = goPointer.ReplaceAllString(reason, ">")
 			sp := Spec{
 				Warnings: warnings,
