@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/kernels"
 
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/u-root/u-root/pkg/cpio"
@@ -29,8 +30,6 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
-	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
-	"github.com/ftrace-stackmap/conformance/internal/kernels/kimage"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/qemu"
@@ -146,21 +145,17 @@ func (o Options) prepare(ctx context.Context) (*run, error) {
 	if err := apt.Ensure(o.Progress, apt.Need{Program: m.Binary, Package: m.Package}); err != nil {
 		return nil, failed("installing QEMU", err)
 	}
-	kernel, source, entry, built, err := o.kernel()
+	k, err := kernels.Resolve(kernels.Request{Arch: o.Arch, Kernel: o.Kernel, Image: o.Image, LockFile: o.LockFile,
+		KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir, Progress: o.Progress})
 	if err != nil {
-		return nil, err
+		return nil, &InfraError{Err: err}
 	}
-	if built && o.Profile == "v3" {
+	if k.Reference && o.Profile == "v3" {
 		// The reference kernel is v4 unless told otherwise.
 		r.o.BootArgs = append(r.o.BootArgs, "ftrace_stackmap.profile=v3")
 	}
-	if r.kernel, err = o.bootable(kernel); err != nil {
-		return nil, err
-	}
-	r.res = &results.Result{Request: o.Request, Kernel: kernel, Entry: entry, Source: source, Machine: m.Describe()}
-	if r.res.KernelSHA, err = images.FileSHA256(kernel); err != nil {
-		return nil, failed("hashing the kernel", err)
-	}
+	r.kernel = k.Bootable
+	r.res = &results.Result{Request: o.Request, Kernel: k.Path, Entry: k.Entry, Source: k.Source, KernelSHA: k.SHA256, Machine: m.Describe()}
 	step := o.step("building initramfs (%s)", o.Arch)
 	b := initramfs.Builder{ModuleDir: o.ModuleDir, OutDir: filepath.Join(o.ModuleDir, "build", o.Arch), Arch: o.Arch}
 	r.base, err = b.Build(ctx)
@@ -645,117 +640,6 @@ func Judge(dir string, boot *qemu.Result) ([]types.Report, error) {
 func (o Options) suiteArgs(filter string) []string {
 	return []string{"-ginkgo.v", "-ginkgo.no-color", "-ginkgo.fail-on-empty",
 		"-smct.profile=" + o.Profile, "-smct.workload=" + initramfs.WorkloadPath, "-ginkgo.label-filter=" + filter}
-}
-
-// kernel resolves KERNEL= or IMAGE= (or the lock's default) to a file, says
-// where it came from, and whether it is the reference kernel built here.
-func (o Options) kernel() (path, source, entry string, built bool, err error) {
-	if o.Kernel != "" {
-		if _, err := os.Stat(o.Kernel); err != nil {
-			return "", "", "", false, infra("KERNEL=%s: %v", o.Kernel, errors.Unwrap(err))
-		}
-		return o.Kernel, "KERNEL=" + o.Kernel, "", false, nil
-	}
-	lock, err := images.Read(o.LockFile)
-	if err != nil {
-		return "", "", "", false, failed("reading images.lock", err)
-	}
-	name := o.Image
-	if name == "" {
-		name = lock.Default
-	}
-	e, err := lock.Entry(name)
-	if err != nil {
-		return "", "", "", false, infra("IMAGE=%s: %w", name, err)
-	}
-	if e.Kind == images.KindBuild {
-		path, source, err := o.buildKernel(e)
-		return path, source, e.Name, true, err
-	}
-	if e.Kind == images.KindB4 {
-		// Built here too, but from a posted series: no profile switch.
-		path, source, err := o.buildKernel(e)
-		return path, source, e.Name, false, err
-	}
-	step := o.step("kernel %s (%s)", e.Name, o.Arch)
-	path, err = images.Fetch(e, o.Arch, o.CacheDir, o.Progress)
-	step(err)
-	if err != nil {
-		return "", "", "", false, failed("fetching the kernel", err)
-	}
-	a := e.Arches[o.Arch]
-	return path, fmt.Sprintf("IMAGE=%s (%s %s)", e.Name, a.Package, a.Version), e.Name, false, nil
-}
-
-// buildKernel builds (or finds in the cache) a build or b4 entry's kernel,
-// says where it differs from what the lock pinned, and where it came from.
-// A b4 entry needs the network until its kernel is cached.
-func (o Options) buildKernel(e *images.Entry) (string, string, error) {
-	pin, ok := e.Arches[o.Arch]
-	if !ok {
-		return "", "", infra("images.lock entry %s has no %s kernel", e.Name, o.Arch)
-	}
-	b := kbuild.Builder{Arch: o.Arch, KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir,
-		Progress: o.Progress, Terminal: progress.For(o.Progress).Terminal()}
-	build, from, changed := b.Build, "built from kernel/", "kernel/ differs from what images.lock pins for %s/%s; `make kernel ARCH=%[2]s PIN=1` records it"
-	if e.Kind == images.KindB4 {
-		tb := kbuild.TreeBuilder{Entry: e, Arch: b.Arch, KernelDir: b.KernelDir, CacheDir: b.CacheDir, Progress: b.Progress, Terminal: b.Terminal}
-		build, from = tb.Build, fmt.Sprintf("%s at %s + %s", e.Tree, e.Base, e.MessageID)
-		changed = "the recipe, fragments or compiler of %s/%s differ from what images.lock pins"
-	}
-	res, err := build()
-	if err != nil {
-		return "", "", failed("building the "+e.Name+" kernel", err)
-	}
-	switch {
-	case pin.InputsSHA256 == "":
-		progress.Notef(o.Progress, "note: images.lock does not pin %s/%s yet; built: inputs_sha256 %s, image_sha256 %s\n", e.Name, o.Arch, res.Key, res.ImageSHA256)
-	case res.Key != pin.InputsSHA256:
-		progress.Notef(o.Progress, "note: "+changed+" (inputs %s, pinned %s)\n", e.Name, o.Arch, res.Key, pin.InputsSHA256)
-	case res.ImageSHA256 != pin.ImageSHA256:
-		progress.Notef(o.Progress, "note: the %s kernel built from the pinned inputs has sha256 %s, images.lock pins %s (another toolchain, or for b4 a moved tag or thread?)\n", e.Name, res.ImageSHA256, pin.ImageSHA256)
-	}
-	return res.Image, fmt.Sprintf("IMAGE=%s (%s, inputs %s)", e.Name, from, res.Key[:16]), nil
-}
-
-// bootable checks the kernel's arch before booting and, for an x86 bzImage,
-// unpacks the ELF vmlinux that QEMU boots through PVH.
-func (o Options) bootable(kernel string) (string, error) {
-	info, err := kimage.Inspect(kernel)
-	if errors.Is(err, kimage.ErrNotKernel) {
-		return "", infra("%s is not a kernel image (no ELF, arm64 Image or x86 bzImage header)", kernel)
-	}
-	if err != nil {
-		return "", failed("inspecting the kernel", err)
-	}
-	if info.Arch == "" {
-		return "", infra("%s is a %s kernel (%s), not one for ARCH=%s", kernel, info.Detail, info.Format, o.Arch)
-	}
-	if info.Arch != o.Arch {
-		return "", infra("%s is a kernel for %s (%s), but ARCH=%s", kernel, info.Arch, info.Format, o.Arch)
-	}
-	if info.Format != kimage.BzImage {
-		return kernel, nil
-	}
-	sum, err := images.FileSHA256(kernel)
-	if err != nil {
-		return "", failed("hashing the kernel", err)
-	}
-	vmlinux := filepath.Join(o.CacheDir, "vmlinux", sum+".elf")
-	if _, err := os.Stat(vmlinux); err != nil {
-		os.MkdirAll(filepath.Dir(vmlinux), 0o755)
-		step := o.step("unpacking vmlinux from %s for a PVH boot", filepath.Base(kernel))
-		err := kimage.ExtractVmlinux(kernel, vmlinux)
-		step(err)
-		if err != nil {
-			return "", failed("unpacking vmlinux", err)
-		}
-	}
-	if ok, err := kimage.HasPVH(vmlinux); err != nil || !ok {
-		progress.Notef(o.Progress, "note: %s has no PVH entry; booting the bzImage (slower)\n", filepath.Base(kernel))
-		return kernel, nil
-	}
-	return vmlinux, nil
 }
 
 // step shows a step while it runs (on a terminal only); the returned func

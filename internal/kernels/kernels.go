@@ -1,0 +1,172 @@
+// Package kernels turns what the user asked for (KERNEL=, IMAGE=, or the
+// lock's default) into a kernel QEMU can boot: fetched and verified, or
+// built and cached, checked for its arch, and unpacked for a PVH boot.
+package kernels
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kimage"
+	"github.com/ftrace-stackmap/conformance/internal/progress"
+)
+
+// Request says which kernel, for which arch, and where the lock, the
+// project's kernel/ and the cache are.
+type Request struct {
+	Arch      string
+	Kernel    string // a kernel image path; overrides Image
+	Image     string // an images.lock entry; "" for the lock's default
+	LockFile  string
+	KernelDir string
+	CacheDir  string
+	Progress  io.Writer
+}
+
+// Kernel is a kernel ready to boot.
+type Kernel struct {
+	Path      string // the image resolved
+	Bootable  string // the file QEMU boots: Path, or its unpacked vmlinux
+	SHA256    string // of Path
+	Source    string // where it came from, for the reports
+	Entry     string // the images.lock entry, "" for KERNEL=
+	Reference bool   // the reference kernel built from kernel/ (it has the profile switch)
+}
+
+// Resolve finds, fetches or builds the kernel, and checks it can boot.
+func Resolve(r Request) (*Kernel, error) {
+	path, source, entry, built, err := r.kernel()
+	if err != nil {
+		return nil, err
+	}
+	k := &Kernel{Path: path, Source: source, Entry: entry, Reference: built}
+	if k.Bootable, err = r.bootable(path); err != nil {
+		return nil, err
+	}
+	if k.SHA256, err = images.FileSHA256(path); err != nil {
+		return nil, fmt.Errorf("hashing the kernel: %w", err)
+	}
+	return k, nil
+}
+
+// step shows a step while it runs (on a terminal only); the returned func
+// ends it with the step's error.
+func step(w io.Writer, format string, args ...any) func(error) {
+	return progress.For(w).Step(format, args...)
+}
+
+// kernel resolves KERNEL= or IMAGE= (or the lock's default) to a file, says
+// where it came from, and whether it is the reference kernel built here.
+func (r Request) kernel() (path, source, entry string, built bool, err error) {
+	if r.Kernel != "" {
+		if _, err := os.Stat(r.Kernel); err != nil {
+			return "", "", "", false, fmt.Errorf("KERNEL=%s: %v", r.Kernel, errors.Unwrap(err))
+		}
+		return r.Kernel, "KERNEL=" + r.Kernel, "", false, nil
+	}
+	lock, err := images.Read(r.LockFile)
+	if err != nil {
+		return "", "", "", false, fmt.Errorf("reading images.lock: %w", err)
+	}
+	name := r.Image
+	if name == "" {
+		name = lock.Default
+	}
+	e, err := lock.Entry(name)
+	if err != nil {
+		return "", "", "", false, fmt.Errorf("IMAGE=%s: %w", name, err)
+	}
+	if e.Kind == images.KindBuild {
+		path, source, err := r.buildKernel(e)
+		return path, source, e.Name, true, err
+	}
+	if e.Kind == images.KindB4 {
+		// Built here too, but from a posted series: no profile switch.
+		path, source, err := r.buildKernel(e)
+		return path, source, e.Name, false, err
+	}
+	step := step(r.Progress, "kernel %s (%s)", e.Name, r.Arch)
+	path, err = images.Fetch(e, r.Arch, r.CacheDir, r.Progress)
+	step(err)
+	if err != nil {
+		return "", "", "", false, fmt.Errorf("fetching the kernel: %w", err)
+	}
+	a := e.Arches[r.Arch]
+	return path, fmt.Sprintf("IMAGE=%s (%s %s)", e.Name, a.Package, a.Version), e.Name, false, nil
+}
+
+// buildKernel builds (or finds in the cache) a build or b4 entry's kernel,
+// says where it differs from what the lock pinned, and where it came from.
+// A b4 entry needs the network until its kernel is cached.
+func (r Request) buildKernel(e *images.Entry) (string, string, error) {
+	pin, ok := e.Arches[r.Arch]
+	if !ok {
+		return "", "", fmt.Errorf("images.lock entry %s has no %s kernel", e.Name, r.Arch)
+	}
+	b := kbuild.Builder{Arch: r.Arch, KernelDir: r.KernelDir, CacheDir: r.CacheDir,
+		Progress: r.Progress, Terminal: progress.For(r.Progress).Terminal()}
+	build, from, changed := b.Build, "built from kernel/", "kernel/ differs from what images.lock pins for %s/%s; `make kernel ARCH=%[2]s PIN=1` records it"
+	if e.Kind == images.KindB4 {
+		tb := kbuild.TreeBuilder{Entry: e, Arch: b.Arch, KernelDir: b.KernelDir, CacheDir: b.CacheDir, Progress: b.Progress, Terminal: b.Terminal}
+		build, from = tb.Build, fmt.Sprintf("%s at %s + %s", e.Tree, e.Base, e.MessageID)
+		changed = "the recipe, fragments or compiler of %s/%s differ from what images.lock pins"
+	}
+	res, err := build()
+	if err != nil {
+		return "", "", fmt.Errorf("building the %s kernel: %w", e.Name, err)
+	}
+	switch {
+	case pin.InputsSHA256 == "":
+		progress.Notef(r.Progress, "note: images.lock does not pin %s/%s yet; built: inputs_sha256 %s, image_sha256 %s\n", e.Name, r.Arch, res.Key, res.ImageSHA256)
+	case res.Key != pin.InputsSHA256:
+		progress.Notef(r.Progress, "note: "+changed+" (inputs %s, pinned %s)\n", e.Name, r.Arch, res.Key, pin.InputsSHA256)
+	case res.ImageSHA256 != pin.ImageSHA256:
+		progress.Notef(r.Progress, "note: the %s kernel built from the pinned inputs has sha256 %s, images.lock pins %s (another toolchain, or for b4 a moved tag or thread?)\n", e.Name, res.ImageSHA256, pin.ImageSHA256)
+	}
+	return res.Image, fmt.Sprintf("IMAGE=%s (%s, inputs %s)", e.Name, from, res.Key[:16]), nil
+}
+
+// bootable checks the kernel's arch before booting and, for an x86 bzImage,
+// unpacks the ELF vmlinux that QEMU boots through PVH.
+func (r Request) bootable(kernel string) (string, error) {
+	info, err := kimage.Inspect(kernel)
+	if errors.Is(err, kimage.ErrNotKernel) {
+		return "", fmt.Errorf("%s is not a kernel image (no ELF, arm64 Image or x86 bzImage header)", kernel)
+	}
+	if err != nil {
+		return "", fmt.Errorf("inspecting the kernel: %w", err)
+	}
+	if info.Arch == "" {
+		return "", fmt.Errorf("%s is a %s kernel (%s), not one for ARCH=%s", kernel, info.Detail, info.Format, r.Arch)
+	}
+	if info.Arch != r.Arch {
+		return "", fmt.Errorf("%s is a kernel for %s (%s), but ARCH=%s", kernel, info.Arch, info.Format, r.Arch)
+	}
+	if info.Format != kimage.BzImage {
+		return kernel, nil
+	}
+	sum, err := images.FileSHA256(kernel)
+	if err != nil {
+		return "", fmt.Errorf("hashing the kernel: %w", err)
+	}
+	vmlinux := filepath.Join(r.CacheDir, "vmlinux", sum+".elf")
+	if _, err := os.Stat(vmlinux); err != nil {
+		os.MkdirAll(filepath.Dir(vmlinux), 0o755)
+		step := step(r.Progress, "unpacking vmlinux from %s for a PVH boot", filepath.Base(kernel))
+		err := kimage.ExtractVmlinux(kernel, vmlinux)
+		step(err)
+		if err != nil {
+			return "", fmt.Errorf("unpacking vmlinux: %w", err)
+		}
+	}
+	if ok, err := kimage.HasPVH(vmlinux); err != nil || !ok {
+		progress.Notef(r.Progress, "note: %s has no PVH entry; booting the bzImage (slower)\n", filepath.Base(kernel))
+		return kernel, nil
+	}
+	return vmlinux, nil
+}
