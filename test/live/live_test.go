@@ -25,8 +25,8 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 )
 
-// The README's live-mode command line.
-const labelFilter = "!needs-boot && !stress"
+// labelFilter is the README's live-mode filter: the default boot's.
+var labelFilter = contract.Plans[0].Filter("")
 
 // execEnable is set by BASE-EVENT-01 (and the stackmap specs) right before
 // they run the workload with tracing on.
@@ -276,7 +276,7 @@ func checkVerdicts(t *testing.T, tfs *harness.TraceFS, report types.Report) {
 		switch {
 		case class == contract.Fail || class == contract.Unresolved:
 			t.Errorf("%s: %s", s.LeafNodeText, class)
-		case noFeature && slices.Contains(s.Labels(), "stackmap") &&
+		case noFeature && slices.Contains(s.Labels(), contract.LabelStackmap) &&
 			(class != contract.Unsupported || !strings.Contains(why, contract.NoStackmapFeature)):
 			t.Errorf("%s: %s on a kernel without stackmap, want UNSUPPORTED (%s)", s.LeafNodeText, class, contract.NoStackmapFeature)
 		}
