@@ -31,9 +31,7 @@ type Machine struct {
 }
 
 // Machines are QEMU's settings for every arch of internal/arch, by name.
-var Machines = machines()
-
-func machines() map[string]Machine {
+func Machines() map[string]Machine {
 	m := map[string]Machine{}
 	for _, name := range arch.Names() {
 		a, _ := arch.Lookup(name)

@@ -56,7 +56,7 @@ func TestSilentAfterInitUsesTheRunLimit(t *testing.T) {
 }
 
 func TestEarlyConsoleComesFirst(t *testing.T) {
-	b := Boot{Machine: Machines["arm64"], Append: []string{"ftrace_stackmap.bits"}, EarlyConsole: true}
+	b := Boot{Machine: Machines()["arm64"], Append: []string{"ftrace_stackmap.bits"}, EarlyConsole: true}
 	want := "earlycon=pl011,0x9000000 console=ttyAMA0 panic=-1 loglevel=4 ftrace_stackmap.bits"
 	if got := b.CommandLine(); got != want {
 		t.Fatalf("CommandLine() = %q, want %q", got, want)

@@ -219,10 +219,10 @@ func mutantsMain(args []string, stdout, stderr io.Writer) int {
 	}
 	o.CacheDir = cacheDir()
 	o.ResultsDir = filepath.Join(o.ModuleDir, "results", "mutants-"+o.Arch+"-"+time.Now().Format("20060102-150405"))
-	faults := mutants.Faults
+	faults := mutants.Faults()
 	if *only != "" {
 		faults = nil
-		for _, f := range mutants.Faults {
+		for _, f := range mutants.Faults() {
 			if slices.Contains(strings.Split(*only, ","), f.Name) {
 				faults = append(faults, f)
 			}

@@ -81,7 +81,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	defer os.RemoveAll(tmp)
 	r := &Report{Time: time.Now().UTC(), Image: o.Image, Reps: o.Reps,
-		Host: fmt.Sprintf("%d CPUs, %s", runtime.NumCPU(), qemu.Machines[o.Arches[0]].Version())}
+		Host: fmt.Sprintf("%d CPUs, %s", runtime.NumCPU(), qemu.Machines()[o.Arches[0]].Version())}
 	seconds := func(name string, xs []float64) float64 {
 		m := median(xs)
 		r.Figures = append(r.Figures, Figure{Name: name, Value: m, Unit: "s"})

@@ -1,5 +1,7 @@
 package contract
 
+import "slices"
+
 // A BootPlan is one boot of a run: extra kernel command line words and the
 // specs that need them. Requirements about boot parameters need boots of
 // their own; everything else runs in the default boot.
@@ -11,10 +13,10 @@ type BootPlan struct {
 	OptIn  bool   // made only when LABELS= names its label
 }
 
-// Plans are the boots a full run makes, default first. The bits values
+// plans are the boots a full run makes, default first. The bits values
 // cover in range, in range as hex, both clamps, and values that are not a
 // number (SM-BOOT-02), and the bare parameter (SM-BOOT-03).
-var Plans = []BootPlan{
+var plans = []BootPlan{
 	{Name: "default", Labels: "!" + LabelNeedsBoot + " && !" + LabelStress},
 	{Name: "trace-options", Append: []string{"trace_options=stackmap,stacktrace"}, Labels: "SM-BOOT-01"},
 	{Name: "bits-12", Append: []string{"ftrace_stackmap.bits=12"}, Labels: "SM-BOOT-02"},
@@ -27,6 +29,10 @@ var Plans = []BootPlan{
 	// it fills and the full-stack fallback runs too: `make stress`.
 	{Name: "stress", Append: []string{"ftrace_stackmap.bits=10"}, Labels: LabelStress, CPUs: 2, OptIn: true},
 }
+
+// Plans are the boots a full run makes, default first: a copy, so no
+// caller changes them for the others.
+func Plans() []BootPlan { return slices.Clone(plans) }
 
 // Filter is the boot's label filter narrowed by the user's.
 func (p BootPlan) Filter(user string) string {

@@ -32,8 +32,8 @@ type Fault struct {
 
 var defaultBoot = []string{"default"}
 
-// Faults lists every fault switch; kernel/README.md describes them.
-var Faults = []Fault{
+// faults lists every fault switch; kernel/README.md describes them.
+var faults = []Fault{
 	{"mode_map", "SM-MODE-01", defaultBoot, nil},
 	{"mode_stat", "SM-MODE-01", defaultBoot, nil},
 	{"mode_bin", "SM-MODE-01", defaultBoot, nil},
@@ -79,6 +79,10 @@ var Faults = []Fault{
 	{"busy_reads", "SM-ROBUST-01", defaultBoot, nil},
 	{"depth_truncate", "SM-DEPTH-01", defaultBoot, nil},
 }
+
+// Faults are every fault switch of the reference kernel, in the order the
+// table shows them: a copy.
+func Faults() []Fault { return slices.Clone(faults) }
 
 // Row is one line of the matrix.
 type Row struct {

@@ -51,7 +51,7 @@ func TestFaultsMatchTheKernel(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
-	for _, f := range Faults {
+	for _, f := range Faults() {
 		if seen[f.Name] {
 			t.Errorf("fault %s listed twice", f.Name)
 		}
@@ -77,7 +77,7 @@ func TestFaultsMatchTheKernel(t *testing.T) {
 	}
 	for _, m := range names {
 		if !seen[m[1]] {
-			t.Errorf("kernel fault %s is not in mutants.Faults", m[1])
+			t.Errorf("kernel fault %s is not in mutants.Faults()", m[1])
 		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 func TestSkippedSpecsKeepTheirBootsName(t *testing.T) {
 	spec := types.SpecReport{ContainerHierarchyTexts: []string{"boot parameters"}, LeafNodeText: "[SM-BOOT-02] clamps bits"}
 	seen := map[string]bool{}
-	for _, p := range contract.Plans {
+	for _, p := range contract.Plans() {
 		r := skippedAs(p, types.SpecReports{spec}, "UNSUPPORTED: no stackmap")
 		got := r.SpecReports[0]
 		if got.State != types.SpecStateSkipped || got.Failure.Message != "UNSUPPORTED: no stackmap" {
@@ -24,7 +24,7 @@ func TestSkippedSpecsKeepTheirBootsName(t *testing.T) {
 		}
 		seen[got.FullText()] = true
 	}
-	if got := skippedAs(contract.Plans[0], types.SpecReports{spec}, "x").SpecReports[0].FullText(); got != spec.FullText() {
+	if got := skippedAs(contract.Plans()[0], types.SpecReports{spec}, "x").SpecReports[0].FullText(); got != spec.FullText() {
 		t.Errorf("default boot renamed its spec: %q", got)
 	}
 }

@@ -75,12 +75,12 @@ func failed(step string, err error) error {
 	return &InfraError{Step: step, Err: err}
 }
 
-// DefaultBootArgs are added to every boot. The trace_options token lets the
+// defaultBootArgs are added to every boot. The trace_options token lets the
 // baseline check that the kernel honours options given at boot. Expedited
 // RCU grace periods: tracefs writes (clearing a buffer, switching an event)
 // wait for them, several jiffies each under emulation; this cuts a fifth of
 // a run and changes nothing the contract speaks of.
-var DefaultBootArgs = []string{"trace_options=noannotate", "rcupdate.rcu_expedited=1"}
+var defaultBootArgs = []string{"trace_options=noannotate", "rcupdate.rcu_expedited=1"}
 
 // prepare serialises what runs made side by side (smct matrix) share: apt,
 // the kernel cache and build tree, build/<arch>. Only their boots overlap.
@@ -121,7 +121,7 @@ type run struct {
 // initramfs and the list of specs ready, and makes the run's directory.
 // Runs side by side share one preparation at a time.
 func (o Options) prepare(ctx context.Context) (*run, error) {
-	m, ok := qemu.Machines[o.Arch]
+	m, ok := qemu.Machines()[o.Arch]
 	if !ok {
 		_, err := arch.Lookup(o.Arch)
 		return nil, failed("checking ARCH=", err)
@@ -264,7 +264,7 @@ func (r *run) finish() (*results.Result, error) {
 // it names none), opt-in ones only when LABELS= asks for them.
 func (o Options) plans() []contract.BootPlan {
 	var out []contract.BootPlan
-	for _, plan := range contract.Plans {
+	for _, plan := range contract.Plans() {
 		if len(o.Boots) > 0 && !slices.Contains(o.Boots, plan.Name) || plan.OptIn && !asksFor(o.Labels, plan.Labels) {
 			continue
 		}
@@ -323,7 +323,7 @@ func (o Options) bootOnce(ctx context.Context, m qemu.Machine, kernel, base, run
 	if err := initramfs.WithRunConfig(base, initrd, cfg, extra...); err != nil {
 		return nil, nil, failed("writing the run configuration", err)
 	}
-	args := append(append(append([]string{}, DefaultBootArgs...), plan.Append...), o.BootArgs...)
+	args := append(append(append([]string{}, defaultBootArgs...), plan.Append...), o.BootArgs...)
 	boot := qemu.Boot{Machine: m, Kernel: kernel, Initrd: initrd, Append: args, CPUs: plan.CPUs,
 		Timeout: o.Timeout, ConsoleLog: filepath.Join(dir, "console.log"), Echo: o.Echo,
 		EarlyConsole: len(plan.Append) > 0, Started: initramfs.StartMarker, BootQuiet: BootQuiet, RunQuiet: RunQuiet}

@@ -29,9 +29,9 @@ func result(specs ...Spec) *Result {
 		Machine:   "QEMU emulator version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3) -M q35 -cpu qemu64",
 		Summary:   Summary{Specs: specs, Succeeded: true, Kernel: "6.12.117-stackmap #1 SMP PREEMPT_DYNAMIC x86_64"},
 		Boots: []BootResult{
-			{Plan: contract.Plans[0], Boot: &qemu.Result{Duration: 3900 * time.Millisecond}},
-			{Plan: contract.Plans[1], Boot: &qemu.Result{Duration: 2500 * time.Millisecond}},
-			{Plan: contract.Plans[2], Skipped: NoSpecSelected},
+			{Plan: contract.Plans()[0], Boot: &qemu.Result{Duration: 3900 * time.Millisecond}},
+			{Plan: contract.Plans()[1], Boot: &qemu.Result{Duration: 2500 * time.Millisecond}},
+			{Plan: contract.Plans()[2], Skipped: NoSpecSelected},
 		},
 	}
 }
@@ -161,7 +161,7 @@ func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
 func TestEvidenceAllPass(t *testing.T) {
 	res := result(pass, unsupported)
-	res.Boots = append(res.Boots, BootResult{Plan: contract.Plans[3], Skipped: "kernel has no stackmap feature"})
+	res.Boots = append(res.Boots, BootResult{Plan: contract.Plans()[3], Skipped: "kernel has no stackmap feature"})
 	want := `ftrace stackmap conformance (profile v4): 1 passed, 0 failed, 1 skipped
 kernel:  6.12.117-stackmap #1 SMP PREEMPT_DYNAMIC x86_64
 image:   IMAGE=reference (built from kernel/, inputs 0123456789abcdef)
@@ -263,7 +263,7 @@ func TestReproduce(t *testing.T) {
 func TestSummary(t *testing.T) {
 	res := result(pass, fail)
 	res.KernelProblems = []string{oops}
-	res.Boots = append(res.Boots, BootResult{Plan: contract.Plans[3], Skipped: "kernel has no stackmap feature"})
+	res.Boots = append(res.Boots, BootResult{Plan: contract.Plans()[3], Skipped: "kernel has no stackmap feature"})
 	want := fmt.Sprintf(`kernel:  6.12.117-stackmap #1 SMP PREEMPT_DYNAMIC x86_64
 image:   IMAGE=reference (built from kernel/, inputs 0123456789abcdef), sha256 %s
 machine: x86_64 on QEMU emulator version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3) -M q35 -cpu qemu64

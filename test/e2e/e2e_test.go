@@ -167,7 +167,7 @@ func TestInitThatCannotRunIsNoVerdict(t *testing.T) {
 	if err := initramfs.WithRunConfig(base, initrd, initramfs.RunConfig{TimeoutSeconds: 60}); err != nil {
 		t.Fatal(err)
 	}
-	boot, err := qemu.Run(ctx, qemu.Boot{Machine: qemu.Machines["x86_64"], Kernel: fetch(t, "x86_64"), Initrd: initrd,
+	boot, err := qemu.Run(ctx, qemu.Boot{Machine: qemu.Machines()["x86_64"], Kernel: fetch(t, "x86_64"), Initrd: initrd,
 		Timeout: 2 * time.Minute, ConsoleLog: filepath.Join(dir, "console.log")})
 	if err != nil {
 		t.Fatal(err)
@@ -180,7 +180,7 @@ func TestInitThatCannotRunIsNoVerdict(t *testing.T) {
 }
 
 func TestMissingQEMUIsNamed(t *testing.T) {
-	m := qemu.Machines["arm64"]
+	m := qemu.Machines()["arm64"]
 	m.Binary = "qemu-system-nonexistent"
 	_, err := qemu.Run(context.Background(), qemu.Boot{Machine: m, ConsoleLog: filepath.Join(t.TempDir(), "c")})
 	if err == nil || !strings.Contains(err.Error(), "install the Debian package qemu-system-arm") {

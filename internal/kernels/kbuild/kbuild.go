@@ -38,11 +38,11 @@ type Arch struct {
 	Compile apt.Need
 }
 
-// Arches are how the reference kernel is built for each arch of
+// arches are how the reference kernel is built for each arch of
 // internal/arch, by name.
-var Arches = arches()
+var arches = archTable()
 
-func arches() map[string]Arch {
+func archTable() map[string]Arch {
 	m := map[string]Arch{}
 	for _, name := range arch.Names() {
 		a, _ := arch.Lookup(name)
@@ -106,7 +106,7 @@ var Tools = []apt.Need{
 
 // Build returns the kernel for the inputs, building it when it is not cached.
 func (b Builder) Build() (*Result, error) {
-	a, ok := Arches[b.Arch]
+	a, ok := arches[b.Arch]
 	if !ok {
 		return nil, fmt.Errorf("kernel: ARCH=%q: want arm64 or x86_64", b.Arch)
 	}
@@ -151,7 +151,7 @@ func (b Builder) Cached(key string) (image, sum string, ok bool) {
 }
 
 func (b Builder) cached(key string) string {
-	return filepath.Join(b.CacheDir, "kernels", b.Arch+"-"+key[:16], filepath.Base(Arches[b.Arch].Output))
+	return filepath.Join(b.CacheDir, "kernels", b.Arch+"-"+key[:16], filepath.Base(arches[b.Arch].Output))
 }
 
 // Store copies the build in out to the cache under key, with info as its
@@ -162,7 +162,7 @@ func (b Builder) Store(key, out string, info []byte) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	for _, f := range []struct{ src, dst string }{{filepath.Join(out, Arches[b.Arch].Output), image}, {filepath.Join(out, ".config"), filepath.Join(dir, "config")}} {
+	for _, f := range []struct{ src, dst string }{{filepath.Join(out, arches[b.Arch].Output), image}, {filepath.Join(out, ".config"), filepath.Join(dir, "config")}} {
 		if err := copyFile(f.src, f.dst+".tmp"); err != nil {
 			return "", err
 		}
@@ -284,7 +284,7 @@ func (b Builder) compile(a Arch, key string) (string, error) {
 // line checked) and compiles it into out with ccache, its output in log.
 // ccache takes work as the base of the paths it hashes.
 func (b Builder) Make(work, src, out, log string, fragments []string) error {
-	a := Arches[b.Arch]
+	a := arches[b.Arch]
 	env := append(withoutMake(os.Environ()),
 		"ARCH="+a.KArch, "CROSS_COMPILE="+a.Cross,
 		"CCACHE_DIR="+filepath.Join(b.CacheDir, "ccache"), "CCACHE_DEPEND=1", "CCACHE_BASEDIR="+work,

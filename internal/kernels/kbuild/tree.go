@@ -81,7 +81,7 @@ var tools = []apt.Need{{Program: "git", Package: "git"}, {Program: "b4", Package
 // Build returns the entry's kernel, fetching, applying and building it
 // when it is not cached.
 func (b TreeBuilder) Build() (*Result, error) {
-	a, ok := Arches[b.Arch]
+	a, ok := arches[b.Arch]
 	if _, pinned := b.Entry.Arches[b.Arch]; !ok || !pinned {
 		return nil, fmt.Errorf("entry %s has no %s kernel", b.Entry.Name, b.Arch)
 	}
