@@ -106,7 +106,9 @@ func (t *TraceFS) Append(node, value string) error {
 // returns the count the kernel reported.
 func (t *TraceFS) WriteBytes(node string, b []byte, flag int) (int, error) {
 	if !t.restorer {
-		waitIfStopped()
+		if !startSpecWrite() {
+			return 0, &os.PathError{Op: "write", Path: t.Path(node), Err: ErrWritesStopped}
+		}
 		defer specWrites.RUnlock()
 	}
 	fd, err := unix.Open(t.Path(node), unix.O_WRONLY|unix.O_CLOEXEC|flag, 0)
@@ -130,14 +132,20 @@ var specWrites struct {
 	stopped bool
 }
 
-// waitIfStopped read-locks specWrites, or parks the calling goroutine for
-// good once writes are stopped: only an abandoned spec body still writes then.
-func waitIfStopped() {
+// ErrWritesStopped is what a spec's write gets once the suite has put the
+// settings back: only a spec body Ginkgo abandoned on interrupt still
+// writes then, and it must not undo the restore.
+var ErrWritesStopped = errors.New("tracefs writes stopped: the suite has restored the settings")
+
+// startSpecWrite read-locks specWrites for one write, and says false (with
+// nothing locked) once writes are stopped.
+func startSpecWrite() bool {
 	specWrites.RLock()
 	if specWrites.stopped {
 		specWrites.RUnlock()
-		select {}
+		return false
 	}
+	return true
 }
 
 // stopSpecWrites waits for the writes under way and stops all later ones
