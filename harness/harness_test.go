@@ -168,3 +168,28 @@ func TestStoppedWritesAreRefusedButRestoreWrites(t *testing.T) {
 		t.Fatalf("Drift() = %q, want none", d)
 	}
 }
+
+func TestKernelUint(t *testing.T) {
+	for s, want := range map[string]int64{"12": 12, "0x10": 16, "010": 8, "30": 30, "many": -1, "": -1, "+5": -1, "1_0": -1, "-1": -1} {
+		n, ok := KernelUint(s)
+		if got := int64(n); !ok {
+			got = -1
+		} else if got != want {
+			t.Errorf("KernelUint(%q) = %d, want %d", s, got, want)
+		}
+		if !ok && want != -1 {
+			t.Errorf("KernelUint(%q) refused a number", s)
+		}
+	}
+}
+
+func TestLines(t *testing.T) {
+	opts := "print-parent\nnostackmap\n"
+	if !HasLine(opts, "nostackmap") || HasLine(opts, "stackmap") {
+		t.Errorf("HasLine matches parts of lines or misses whole ones")
+	}
+	format := "name: stack_id\n\tfield:unsigned short common_type;\toffset:0;\n\tfield:int stack_id;\toffset:8;\n"
+	if !FieldDeclared(format, "int stack_id") || FieldDeclared(format, "int stack") {
+		t.Errorf("FieldDeclared does not read the format's fields")
+	}
+}

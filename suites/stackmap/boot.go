@@ -1,9 +1,7 @@
 package stackmap
 
 import (
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
@@ -22,34 +20,12 @@ const (
 	minBits, maxBits, defaultBits = 10, 18, 14
 )
 
-// cmdlineWords returns the kernel command line's words.
-func cmdlineWords() []string {
-	b, err := os.ReadFile("/proc/cmdline")
-	if err != nil {
-		harness.Unresolved("cannot read /proc/cmdline: %v", err)
-	}
-	return strings.Fields(string(b))
-}
-
-// paramValue finds key=value on the command line (the last one wins, as in
-// the kernel); bare reports a lone key without "=".
-func paramValue(key string) (value string, set, bare bool) {
-	for _, w := range cmdlineWords() {
-		if w == key {
-			value, set, bare = "", false, true
-		} else if v, ok := strings.CutPrefix(w, key+"="); ok {
-			value, set, bare = v, true, false
-		}
-	}
-	return value, set, bare
-}
-
 // expectedBits is what ftrace_stackmap.bits=value must give: the value read
 // as C's strtoul with base 0 does (0x hex, 0 octal, decimal), clamped to
 // [10, 18]; the default when it is not a number.
 func expectedBits(value string) int {
-	n, err := strconv.ParseUint(value, 0, 32)
-	if err != nil || strings.ContainsAny(value, "_+-") {
+	n, ok := harness.KernelUint(value)
+	if !ok {
 		return defaultBits
 	}
 	return int(min(max(n, minBits), maxBits))
@@ -68,7 +44,7 @@ func checkStackIDsResolve(tfs *harness.TraceFS) {
 var _ = describe("stackmap at boot", Label(contract.LabelNeedsBoot), func() {
 	harness.ReqIt("SM-BOOT-01", "turns the map on from trace_options=stackmap,stacktrace and keeps it live", func() {
 		tfs := harness.Root()
-		value, set, _ := paramValue("trace_options")
+		value, set, _ := harness.KernelParam("trace_options")
 		tokens := strings.Split(value, ",")
 		if !set || !slices.Contains(tokens, "stackmap") || !slices.Contains(tokens, "stacktrace") {
 			harness.Unsupported("needs a boot with trace_options=stackmap,stacktrace")
@@ -86,7 +62,7 @@ var _ = describe("stackmap at boot", Label(contract.LabelNeedsBoot), func() {
 	})
 
 	harness.ReqIt("SM-BOOT-02", "sizes the map from ftrace_stackmap.bits=, clamped to 10..18, default 14 when not a number", func() {
-		value, set, _ := paramValue(bitsParam)
+		value, set, _ := harness.KernelParam(bitsParam)
 		if !set {
 			harness.Unsupported("needs a boot with %s=", bitsParam)
 		}
@@ -96,7 +72,7 @@ var _ = describe("stackmap at boot", Label(contract.LabelNeedsBoot), func() {
 	})
 
 	harness.ReqIt("SM-BOOT-03", "boots with the default size given a bare ftrace_stackmap.bits", func() {
-		if _, _, bare := paramValue(bitsParam); !bare {
+		if _, _, bare := harness.KernelParam(bitsParam); !bare {
 			harness.Unsupported("needs a boot with a bare %s", bitsParam)
 		}
 		st := readStat(harness.Root())

@@ -40,7 +40,7 @@ var topLevelStates = []string{"0", "1"}
 func inheritedFlag(inst *harness.TraceFS, top string) error {
 	opts, err := inst.Read("trace_options")
 	harness.Must(err, "reading the instance's trace_options")
-	if hasLine(opts, "stackmap") {
+	if harness.HasLine(opts, "stackmap") {
 		return fmt.Errorf("an instance made with the top-level options/stackmap=%s lists stackmap set in its trace_options", top)
 	}
 	return nil
@@ -80,8 +80,8 @@ var _ = describe("stackmap and instances", func() {
 			Expect(harness.Errno(err)).To(Equal(unix.EINVAL), "writing stackmap to an instance's trace_options (top-level options/stackmap=%s): got %s, want EINVAL", top, errText(err))
 			opts, err := inst.Read("trace_options")
 			harness.Must(err, "reading the instance's trace_options")
-			Expect(hasLine(opts, "nostackmap")).To(BeTrue(), "the instance's trace_options has no line nostackmap")
-			Expect(hasLine(opts, "stackmap")).To(BeFalse(), "the instance's trace_options has a line stackmap")
+			Expect(harness.HasLine(opts, "nostackmap")).To(BeTrue(), "the instance's trace_options has no line nostackmap")
+			Expect(harness.HasLine(opts, "stackmap")).To(BeFalse(), "the instance's trace_options has a line stackmap")
 			Expect(inst.Write("trace_options", "nostackmap")).To(Succeed(), "writing nostackmap to an instance's trace_options")
 		}
 	})

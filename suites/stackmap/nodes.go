@@ -74,18 +74,8 @@ var _ = describe("stackmap nodes", func() {
 		switch {
 		case err != nil:
 			harness.Warn("no events/ftrace/stack_id/format: %v", err)
-		case !hasField(format, "int stack_id"):
+		case !harness.FieldDeclared(format, "int stack_id"):
 			harness.Warn("events/ftrace/stack_id/format has no `int stack_id` field:\n%s", format)
 		}
 	})
 })
-
-// hasField reports whether an event format lists a field declared as decl.
-func hasField(format, decl string) bool {
-	for _, line := range splitLines(format) {
-		if field, ok := cutPrefix(line, "field:"); ok && startsWith(field, decl+";") {
-			return true
-		}
-	}
-	return false
-}

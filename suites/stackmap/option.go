@@ -23,7 +23,7 @@ var _ = describe("the stackmap option", func() {
 			Expect(tfs.ReadTrimmed(optionNode)).To(Equal(tc.value), "options/stackmap after writing %s", tc.value)
 			opts, err := tfs.Read("trace_options")
 			failOn(err)
-			Expect(hasLine(opts, tc.token)).To(BeTrue(), "trace_options has no line %q after writing %s to options/stackmap", tc.token, tc.value)
+			Expect(harness.HasLine(opts, tc.token)).To(BeTrue(), "trace_options has no line %q after writing %s to options/stackmap", tc.token, tc.value)
 		}
 	})
 
@@ -31,7 +31,7 @@ var _ = describe("the stackmap option", func() {
 		opts, err := harness.Root().Read("trace_options")
 		harness.Must(err, "reading trace_options")
 		names := []string{}
-		for _, l := range splitLines(opts) {
+		for _, l := range harness.Lines(opts) {
 			names = append(names, strings.TrimPrefix(strings.TrimSpace(l), "no"))
 		}
 		i := slices.Index(names, "stacktrace")
