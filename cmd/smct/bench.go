@@ -6,7 +6,6 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/bench"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
@@ -23,8 +22,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	o := bench.Options{Progress: rep, Notes: stderr}
 	fs.StringVar(&o.Image, "image", "", "images.lock entry timed per arch (default: the lock's default)")
 	fs.IntVar(&o.Reps, "reps", 3, "repetitions of each measurement; figures are medians")
-	fs.DurationVar(&o.Base.Timeout, "timeout", 5*time.Minute, "limit for each boot")
-	fs.StringVar(&o.Base.LockFile, "lock", "images.lock", "the image lock file")
+	runFlags(fs, &o.Base)
 	arches := fs.String("arches", "arm64,x86_64", "comma-separated arches")
 	matrixImages := fs.String("matrix-images", "", "entries of the matrix timed for throughput (default: the debian ones; \"none\" to skip)")
 	results := fs.String("results", "results", "where bench-<time>.json goes")
@@ -35,12 +33,9 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bench: -reps must be at least 1")
 		return exitNoVerdict
 	}
-	var err error
-	if o.Base.ModuleDir, err = moduleDir(); err != nil {
-		fmt.Fprintln(stderr, err)
+	if !workplace(&o.Base, stderr) {
 		return exitNoVerdict
 	}
-	o.Base.CacheDir = cacheDir()
 	o.Arches = strings.Split(*arches, ",")
 	lock, err := images.Read(o.Base.LockFile)
 	if err != nil {

@@ -23,8 +23,7 @@ func matrixMain(args []string, stdout, stderr io.Writer) int {
 	o := matrix.Options{Notes: stderr}
 	fs.StringVar(&o.Base.Profile, "profile", "v4", "contract profile: v4 or v3")
 	fs.StringVar(&o.Base.Labels, "labels", "", "Ginkgo label filter")
-	fs.DurationVar(&o.Base.Timeout, "timeout", 5*time.Minute, "limit for each boot")
-	fs.StringVar(&o.Base.LockFile, "lock", "images.lock", "the image lock file")
+	runFlags(fs, &o.Base)
 	fs.IntVar(&o.Parallel, "parallel", 2, "boots at a time")
 	entries := fs.String("images", "", "comma-separated images.lock entries (default: all)")
 	arches := fs.String("arches", "arm64,x86_64", "comma-separated arches")
@@ -32,12 +31,10 @@ func matrixMain(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return exitNoVerdict
 	}
-	var err error
-	if o.Base.ModuleDir, err = moduleDir(); err != nil {
-		fmt.Fprintln(stderr, err)
+	if !workplace(&o.Base, stderr) {
 		return exitNoVerdict
 	}
-	o.Base.CacheDir = cacheDir()
+	var err error
 	if o.Entries, err = lockEntries(o.Base.LockFile, *entries); err != nil {
 		fmt.Fprintf(stdout, "NO VERDICT: matrix: %v\n0 passed, 0 failed, 0 skipped\n", err)
 		return exitNoVerdict

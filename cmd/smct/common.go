@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/ftrace-stackmap/conformance/internal/qemutest"
+)
+
+// moduleDir finds the project's root (where go.mod is) from the working directory.
+func moduleDir() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		if d == filepath.Dir(d) {
+			return "", fmt.Errorf("run smct inside the project: no go.mod above %s", dir)
+		}
+	}
+}
+
+func cacheDir() string {
+	if d := os.Getenv("SMCT_CACHE"); d != "" {
+		return d
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "stackmap-conformance")
+	}
+	return filepath.Join(os.TempDir(), "stackmap-conformance")
+}
+
+// interruptible is a context that SIGINT (Ctrl-C) and SIGTERM (timeout,
+// a cancelled CI job) cancel, naming the signal as the cause, so that a run
+// stopped from outside ends as interrupted and kills QEMU.
+func interruptible() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		if sig, ok := <-sigs; ok {
+			cancel(fmt.Errorf("%v", sig))
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(sigs)
+		cancel(nil)
+	}
+}
+
+// runFlags are the flags of every command that boots: a boot's time limit
+// and the lock file.
+func runFlags(fs *flag.FlagSet, o *qemutest.Options) {
+	fs.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "limit for each boot")
+	fs.StringVar(&o.LockFile, "lock", "images.lock", "the image lock file")
+}
+
+// workplace fills in where the project and the cache are; false (said on
+// stderr) when smct runs outside the project.
+func workplace(o *qemutest.Options, stderr io.Writer) bool {
+	var err error
+	if o.ModuleDir, err = moduleDir(); err != nil {
+		fmt.Fprintln(stderr, err)
+		return false
+	}
+	o.CacheDir = cacheDir()
+	return true
+}

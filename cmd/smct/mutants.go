@@ -1,0 +1,67 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ftrace-stackmap/conformance/internal/mutants"
+	"github.com/ftrace-stackmap/conformance/internal/qemutest"
+	"github.com/ftrace-stackmap/conformance/internal/results"
+)
+
+// mutantsMain boots the reference kernel once per fault switch and prints
+// which requirements failed; it fails when a fault is missed or the kernel
+// without faults fails anything.
+func mutantsMain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mutants", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := qemutest.Options{Progress: io.Discard, Request: results.Request{Profile: "v4"}}
+	fs.StringVar(&o.Arch, "arch", "", "arm64 or x86_64")
+	fs.StringVar(&o.Kernel, "kernel", "", "kernel image to boot (overrides -image)")
+	fs.StringVar(&o.Image, "image", "reference", "images.lock entry to boot")
+	runFlags(fs, &o)
+	only := fs.String("faults", "", "comma-separated faults to try (default: all)")
+	if err := fs.Parse(args); err != nil {
+		return exitNoVerdict
+	}
+	if !workplace(&o, stderr) {
+		return exitNoVerdict
+	}
+	o.ResultsDir = filepath.Join(o.ModuleDir, "results", "mutants-"+o.Arch+"-"+time.Now().Format("20060102-150405"))
+	faults := mutants.Faults()
+	if *only != "" {
+		faults = nil
+		for _, name := range strings.Split(*only, ",") {
+			i := slices.IndexFunc(mutants.Faults(), func(f mutants.Fault) bool { return f.Name == name })
+			if i < 0 {
+				fmt.Fprintf(stderr, "mutants: -faults: no fault %q (kernel/README.md lists them)\n", name)
+				return exitNoVerdict
+			}
+			faults = append(faults, mutants.Faults()[i])
+		}
+	}
+	ctx, stop := interruptible()
+	defer stop()
+	rows := mutants.Run(ctx, o, faults, stderr)
+	var b strings.Builder
+	ok := mutants.WriteTable(&b, rows)
+	os.WriteFile(filepath.Join(o.ResultsDir, "mutants.txt"), []byte(b.String()), 0o644)
+	io.WriteString(stdout, b.String())
+	caught := 0
+	for _, r := range rows {
+		if r.Caught() {
+			caught++
+		}
+	}
+	fmt.Fprintf(stdout, "results: %s\n%d passed, %d failed, 0 skipped\n", o.ResultsDir, caught, len(rows)-caught)
+	if !ok {
+		return exitFailed
+	}
+	return 0
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/ftrace-stackmap/conformance/internal/progress"
+	"github.com/ftrace-stackmap/conformance/internal/qemutest"
+	"github.com/ftrace-stackmap/conformance/internal/results"
+)
+
+// qemuTestMain runs the suite under QEMU on one kernel and prints the
+// summary; its exit status is the run's: 0, 1, or 2 without a verdict.
+func qemuTestMain(args []string, stdout, stderr io.Writer) int {
+	var err error
+	fs := flag.NewFlagSet("qemu-test", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	rep := progress.New(stderr)
+	o := qemutest.Options{Progress: rep}
+	fs.StringVar(&o.Arch, "arch", "", "arm64 or x86_64")
+	fs.StringVar(&o.Kernel, "kernel", "", "kernel image to boot (overrides -image)")
+	fs.StringVar(&o.Image, "image", "", "images.lock entry to boot (default: the lock's default)")
+	fs.StringVar(&o.Profile, "profile", "v4", "contract profile: v4 or v3")
+	fs.StringVar(&o.Labels, "labels", "", "Ginkgo label filter, e.g. 'SM-RESET-01 || baseline'")
+	runFlags(fs, &o)
+	fs.StringVar(&o.ResultsDir, "results", "results", "where run directories go")
+	fs.StringVar(&o.FtraceDir, "ftracetest", "", "a kernel tree's tools/testing/selftests/ftrace: run its ftracetest in the default boot too")
+	fs.StringVar(&o.FtraceMatch, "ftracetest-match", results.DefaultFtraceMatch, "run the .tc files whose path contains this")
+	bootArgs := fs.String("append", "", "extra kernel command line words")
+	echo := fs.Bool("console", false, "copy the guest console to stderr as it arrives")
+	if err := fs.Parse(args); err != nil {
+		return exitNoVerdict
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "qemu-test: unexpected argument %q\n", fs.Arg(0))
+		return exitNoVerdict
+	}
+	o.BootArgs = strings.Fields(*bootArgs)
+	if o.FtraceDir != "" {
+		if o.FtraceDir, err = filepath.Abs(o.FtraceDir); err != nil {
+			fmt.Fprintln(stderr, err)
+			return exitNoVerdict
+		}
+	}
+	if *echo {
+		o.Echo = rep.Always()
+	}
+	if !workplace(&o, stderr) {
+		return exitNoVerdict
+	}
+
+	ctx, stop := interruptible()
+	defer stop()
+	res, err := qemutest.Run(ctx, o)
+	if err != nil {
+		reason := err.Error()
+		if ctx.Err() != nil {
+			// The user or CI stopped the run; QEMU went with its context.
+			reason = "interrupted: " + context.Cause(ctx).Error()
+		}
+		if res != nil && res.Dir != "" {
+			results.WriteVerdict(res.Dir, "NO VERDICT: "+reason)
+			fmt.Fprintf(stdout, "results: %s\n", res.Dir)
+		}
+		fmt.Fprintf(stdout, "NO VERDICT: %s\n", reason)
+		fmt.Fprintln(stdout, "0 passed, 0 failed, 0 skipped")
+		return exitNoVerdict
+	}
+	summary, err := results.Write(res)
+	if err != nil {
+		fmt.Fprintf(stderr, "note: writing the reports: %v\n", err)
+	}
+	io.WriteString(stdout, summary)
+	return res.ExitCode()
+}
