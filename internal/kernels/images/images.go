@@ -167,7 +167,7 @@ var (
 )
 
 // checkRecipe checks a b4 entry's recipe offline, by its form only; that
-// its fragments exist is for whoever knows kernel/ (treebuild.Check).
+// its fragments exist is for whoever knows kernel/ (kbuild.Check).
 func (e *Entry) checkRecipe() error {
 	u, err := url.Parse(e.Tree)
 	if err != nil || !slices.Contains([]string{"https", "http", "git", "ssh"}, u.Scheme) || u.Host == "" {
