@@ -1,11 +1,14 @@
 package harness
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 
@@ -191,5 +194,31 @@ func TestLines(t *testing.T) {
 	format := "name: stack_id\n\tfield:unsigned short common_type;\toffset:0;\n\tfield:int stack_id;\toffset:8;\n"
 	if !FieldDeclared(format, "int stack_id") || FieldDeclared(format, "int stack") {
 		t.Errorf("FieldDeclared does not read the format's fields")
+	}
+}
+
+// ReadUnderLoad's readers stop however its work ends: a failed assertion
+// (a panic, as Ginkgo's Fail is) leaves none running.
+func TestReadUnderLoadLeavesNoReaderBehind(t *testing.T) {
+	tfs := fakeTraceFS(t)
+	before := runtime.NumGoroutine()
+	ok := func(string, []byte) error { return nil }
+	func() {
+		defer func() { recover() }()
+		ReadUnderLoad(context.Background(), tfs, 4, false, []string{"trace"}, ok, func() {
+			time.Sleep(20 * time.Millisecond)
+			panic("a failed assertion")
+		})
+	}()
+	problems, reads := ReadUnderLoad(context.Background(), tfs, 2, false, []string{"trace", "nosuch"}, ok, func() { time.Sleep(20 * time.Millisecond) })
+	if reads == 0 || len(problems) == 0 || !strings.Contains(problems[0], "nosuch") {
+		t.Errorf("ReadUnderLoad() = %d reads, problems %q; want reads and the missing node", reads, problems)
+	}
+	// The runtime may take a moment to retire a goroutine that returned.
+	for i := 0; runtime.NumGoroutine() > before && i < 100; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if after := runtime.NumGoroutine(); after > before {
+		t.Fatalf("%d goroutines after, %d before: readers left running", after, before)
 	}
 }
