@@ -11,7 +11,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"io"
 	"io/fs"
 	"os"
@@ -19,6 +18,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 
 	"github.com/u-root/u-root/pkg/cpio"
 	"golang.org/x/sync/errgroup"
@@ -81,15 +82,13 @@ func (b Builder) Build(ctx context.Context) (string, error) {
 			return out, os.WriteFile(out+".sources", []byte(sources), 0o644)
 		}
 	}
-	records := []cpio.Record{
-		cpio.Directory("dev", 0o755),
-		cpio.CharDev("dev/console", 0o600, 5, 1),
+	records := append(consoleRecords(),
 		cpio.Directory("etc", 0o755),
 		cpio.Directory("etc/smct", 0o755),
 		cpio.Directory("proc", 0o555),
 		cpio.Directory("sys", 0o555),
 		cpio.Directory("tmp", 0o1777),
-	}
+	)
 	for _, f := range []struct{ src, dst string }{{initBin, InitPath}, {suiteBin, SuitePath}, {workloadBin, WorkloadPath}} {
 		data, err := os.ReadFile(f.src)
 		if err != nil {
@@ -104,6 +103,34 @@ func (b Builder) Build(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return out, os.WriteFile(out+".sources", []byte(sources), 0o644)
+}
+
+// consoleRecords start every archive: the kernel opens /dev/console for
+// init before anything has mounted devtmpfs.
+func consoleRecords() []cpio.Record {
+	return []cpio.Record{cpio.Directory("dev", 0o755), cpio.CharDev("dev/console", 0o600, 5, 1)}
+}
+
+// Floor writes OutDir/floor.cpio, an initramfs whose init only powers off
+// (./initramfs/poweroff): the bare boot make bench measures a run against.
+func (b Builder) Floor(ctx context.Context) (string, error) {
+	a, err := arch.Lookup(b.Arch)
+	if err != nil {
+		return "", fmt.Errorf("initramfs: %w", err)
+	}
+	if err := os.MkdirAll(b.OutDir, 0o755); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(b.OutDir, "poweroff")
+	if err := b.goTool(ctx, a.GOARCH, "build", "-o", bin, "./initramfs/poweroff"); err != nil {
+		return "", err
+	}
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(b.OutDir, "floor.cpio")
+	return out, writeArchive(out, append(consoleRecords(), cpio.StaticFile(strings.TrimPrefix(InitPath, "/"), string(data), 0o755)))
 }
 
 // sourceFingerprint sums the name, size and modification time of every Go

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -82,5 +83,29 @@ func TestWithRunConfigAppendsAnArchive(t *testing.T) {
 	os.WriteFile(cfgPath, []byte(`{"args":["-x"],"timeout_seconds":0}`), 0o644)
 	if _, err := ReadRunConfig(cfgPath); err == nil {
 		t.Fatalf("ReadRunConfig accepted a zero timeout")
+	}
+}
+
+func TestFloorHoldsOnlyThePowerOffInit(t *testing.T) {
+	b := Builder{ModuleDir: "..", OutDir: t.TempDir(), Arch: "arm64"}
+	out, err := b.Floor(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := cpio.ReadAllRecords(cpio.Newc.Reader(f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range recs {
+		names = append(names, r.Name)
+	}
+	if !slices.Equal(names, []string{".", "dev", "dev/console", "init"}) {
+		t.Fatalf("floor archive holds %v, want the console and init alone", names)
 	}
 }

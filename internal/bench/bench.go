@@ -117,7 +117,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		alone[arch] = seconds(arch+" qemu-test, warm", total)
 
-		initrd, err := floorInitrd(ctx, o.Base.ModuleDir, arch, tmp)
+		initrd, err := initramfs.Builder{ModuleDir: o.Base.ModuleDir, OutDir: filepath.Join(tmp, "floor-"+arch), Arch: arch}.Floor(ctx)
 		if err != nil {
 			return nil, err
 		}

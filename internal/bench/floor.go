@@ -4,61 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/ftrace-stackmap/conformance/internal/arch"
-
-	"github.com/u-root/u-root/pkg/cpio"
-
-	"github.com/ftrace-stackmap/conformance/initramfs"
 )
-
-// floorInitrd builds an initramfs whose init only powers off (./initramfs/poweroff)
-// into dir and returns its path.
-func floorInitrd(ctx context.Context, moduleDir, archName, dir string) (string, error) {
-	a, err := arch.Lookup(archName)
-	if err != nil {
-		return "", err
-	}
-	goarch := a.GOARCH
-	bin := filepath.Join(dir, "poweroff-"+archName)
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./initramfs/poweroff")
-	cmd.Dir = moduleDir
-	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+goarch, "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the floor's init: %v\n%s", err, out)
-	}
-	data, err := os.ReadFile(bin)
-	if err != nil {
-		return "", err
-	}
-	// The same first records as the suite's initramfs: the kernel opens
-	// /dev/console for init.
-	records := []cpio.Record{
-		cpio.Directory("dev", 0o755),
-		cpio.CharDev("dev/console", 0o600, 5, 1),
-		cpio.StaticFile(strings.TrimPrefix(initramfs.InitPath, "/"), string(data), 0o755),
-	}
-	out := filepath.Join(dir, "floor-"+archName+".cpio")
-	f, err := os.Create(out)
-	if err != nil {
-		return "", err
-	}
-	w := cpio.Newc.Writer(f)
-	cpio.MakeAllReproducible(records)
-	if err = cpio.WriteRecordsAndDirs(w, records); err == nil {
-		err = cpio.WriteTrailer(w)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return out, err
-}
 
 // floorBoot runs a suite boot's exact QEMU command with the floor's initrd
 // instead of the suite's, and returns how long QEMU took to exit.
