@@ -28,7 +28,7 @@ func kernelMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitNoVerdict
 	}
-	b := kbuild.Builder{Arch: *arch, KernelDir: filepath.Join(dir, "kernel"), CacheDir: cacheDir(), Progress: progress.New(stderr), Terminal: progress.IsTerminal(stderr)}
+	b := kbuild.Builder{Arch: *arch, KernelDir: filepath.Join(dir, "kernel"), CacheDir: cacheDir(), Progress: progress.New(stderr)}
 	start := time.Now()
 	res, err := b.Build()
 	if err != nil {

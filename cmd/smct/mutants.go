@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/mutants"
+	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 )
@@ -21,7 +22,7 @@ import (
 func mutantsMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mutants", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	o := qemutest.Options{Progress: io.Discard, Request: results.Request{Profile: "v4"}}
+	o := qemutest.Options{Progress: progress.Discard(), Request: results.Request{Profile: "v4"}}
 	fs.StringVar(&o.Arch, "arch", "", "arm64 or x86_64")
 	fs.StringVar(&o.Kernel, "kernel", "", "kernel image to boot (overrides -image)")
 	fs.StringVar(&o.Image, "image", "reference", "images.lock entry to boot")

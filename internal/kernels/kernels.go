@@ -6,7 +6,6 @@ package kernels
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -25,7 +24,7 @@ type Request struct {
 	LockFile  string
 	KernelDir string
 	CacheDir  string
-	Progress  io.Writer
+	Progress  *progress.Reporter
 }
 
 // Kernel is a kernel ready to boot.
@@ -56,8 +55,8 @@ func Resolve(r Request) (*Kernel, error) {
 
 // step shows a step while it runs (on a terminal only); the returned func
 // ends it with the step's error.
-func step(w io.Writer, format string, args ...any) func(error) {
-	return progress.For(w).Step(format, args...)
+func step(r *progress.Reporter, format string, args ...any) func(error) {
+	return r.Step(format, args...)
 }
 
 // kernel resolves KERNEL= or IMAGE= (or the lock's default) to a file, says
@@ -109,10 +108,10 @@ func (r Request) buildKernel(e *images.Entry) (string, string, error) {
 		return "", "", fmt.Errorf("images.lock entry %s has no %s kernel", e.Name, r.Arch)
 	}
 	b := kbuild.Builder{Arch: r.Arch, KernelDir: r.KernelDir, CacheDir: r.CacheDir,
-		Progress: r.Progress, Terminal: progress.For(r.Progress).Terminal()}
+		Progress: r.Progress}
 	build, from, changed := b.Build, "built from kernel/", "kernel/ differs from what images.lock pins for %s/%s; `make kernel ARCH=%[2]s PIN=1` records it"
 	if e.Kind == images.KindB4 {
-		tb := kbuild.TreeBuilder{Entry: e, Arch: b.Arch, KernelDir: b.KernelDir, CacheDir: b.CacheDir, Progress: b.Progress, Terminal: b.Terminal}
+		tb := kbuild.TreeBuilder{Entry: e, Arch: b.Arch, KernelDir: b.KernelDir, CacheDir: b.CacheDir, Progress: b.Progress}
 		build, from = tb.Build, fmt.Sprintf("%s at %s + %s", e.Tree, e.Base, e.MessageID)
 		changed = "the recipe, fragments or compiler of %s/%s differ from what images.lock pins"
 	}
@@ -122,11 +121,11 @@ func (r Request) buildKernel(e *images.Entry) (string, string, error) {
 	}
 	switch {
 	case pin.InputsSHA256 == "":
-		progress.Notef(r.Progress, "note: images.lock does not pin %s/%s yet; built: inputs_sha256 %s, image_sha256 %s\n", e.Name, r.Arch, res.Key, res.ImageSHA256)
+		r.Progress.Notef("note: images.lock does not pin %s/%s yet; built: inputs_sha256 %s, image_sha256 %s\n", e.Name, r.Arch, res.Key, res.ImageSHA256)
 	case res.Key != pin.InputsSHA256:
-		progress.Notef(r.Progress, "note: "+changed+" (inputs %s, pinned %s)\n", e.Name, r.Arch, res.Key, pin.InputsSHA256)
+		r.Progress.Notef("note: "+changed+" (inputs %s, pinned %s)\n", e.Name, r.Arch, res.Key, pin.InputsSHA256)
 	case res.ImageSHA256 != pin.ImageSHA256:
-		progress.Notef(r.Progress, "note: the %s kernel built from the pinned inputs has sha256 %s, images.lock pins %s (another toolchain, or for b4 a moved tag or thread?)\n", e.Name, res.ImageSHA256, pin.ImageSHA256)
+		r.Progress.Notef("note: the %s kernel built from the pinned inputs has sha256 %s, images.lock pins %s (another toolchain, or for b4 a moved tag or thread?)\n", e.Name, res.ImageSHA256, pin.ImageSHA256)
 	}
 	return res.Image, fmt.Sprintf("IMAGE=%s (%s, inputs %s)", e.Name, from, res.Key[:16]), nil
 }
@@ -165,7 +164,7 @@ func (r Request) bootable(kernel string) (string, error) {
 		}
 	}
 	if ok, err := kimage.HasPVH(vmlinux); err != nil || !ok {
-		progress.Notef(r.Progress, "note: %s has no PVH entry; booting the bzImage (slower)\n", filepath.Base(kernel))
+		r.Progress.Notef("note: %s has no PVH entry; booting the bzImage (slower)\n", filepath.Base(kernel))
 		return kernel, nil
 	}
 	return vmlinux, nil

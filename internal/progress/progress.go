@@ -32,14 +32,6 @@ func New(w io.Writer) *Reporter { return &Reporter{w: w, live: IsTerminal(w)} }
 // runs made side by side, whose progress lines would interleave.
 func Quiet(w io.Writer, prefix string) *Reporter { return &Reporter{w: w, prefix: prefix} }
 
-// For is w if it is a Reporter, else a Reporter on w.
-func For(w io.Writer) *Reporter {
-	if r, ok := w.(*Reporter); ok {
-		return r
-	}
-	return New(w)
-}
-
 // Terminal says whether progress is shown, and may redraw a line.
 func (r *Reporter) Terminal() bool { return r.live }
 
@@ -75,15 +67,13 @@ func (o over) Write(p []byte) (int, error) {
 }
 
 // Notef prints a line that matters even when progress is quiet, such as a
-// warning about the inputs. w may be a Reporter or any writer.
-func Notef(w io.Writer, format string, args ...any) {
-	r, ok := w.(*Reporter)
-	if !ok {
-		fmt.Fprintf(w, format, args...)
-		return
-	}
+// warning about the inputs.
+func (r *Reporter) Notef(format string, args ...any) {
 	fmt.Fprintf(r.Always(), r.prefix+format, args...)
 }
+
+// Discard reports nothing at all: for runs whose output nobody reads.
+func Discard() *Reporter { return Quiet(io.Discard, "") }
 
 // Step announces a step and, on a terminal, redraws its elapsed seconds
 // every second until the returned func is called with the step's error.

@@ -17,7 +17,7 @@ func TestQuietWhereNotATerminal(t *testing.T) {
 	}
 	r.Step("boot %s", "default")(nil)
 	fmt.Fprintln(r, "fetching something ...")
-	Notef(r, "note: %s\n", "kept")
+	r.Notef("note: %s\n", "kept")
 	if got := buf.String(); got != "note: kept\n" {
 		t.Fatalf("got %q, want only the note", got)
 	}
@@ -25,7 +25,7 @@ func TestQuietWhereNotATerminal(t *testing.T) {
 
 func TestQuietPrefixesNotes(t *testing.T) {
 	var buf bytes.Buffer
-	Notef(Quiet(&buf, "debian-6.1/arm64: "), "note: x\n")
+	Quiet(&buf, "debian-6.1/arm64: ").Notef("note: x\n")
 	if got := buf.String(); got != "debian-6.1/arm64: note: x\n" {
 		t.Fatalf("got %q", got)
 	}
@@ -36,7 +36,7 @@ func TestLiveStepRedrawsAndClears(t *testing.T) {
 	r := &Reporter{w: &buf, live: true}
 	end := r.Step("boot %s", "default")
 	time.Sleep(1100 * time.Millisecond)
-	Notef(r, "note\n")
+	r.Notef("note\n")
 	end(errors.New("boom"))
 	out := buf.String()
 	for _, want := range []string{"==> boot default ...\n", "\r\033[K    1s", "\r\033[Knote\n", "    failed in 1."} {
@@ -46,10 +46,10 @@ func TestLiveStepRedrawsAndClears(t *testing.T) {
 	}
 }
 
-func TestNotefOnPlainWriter(t *testing.T) {
-	var buf bytes.Buffer
-	Notef(&buf, "a %d\n", 1)
-	if buf.String() != "a 1\n" {
-		t.Fatalf("got %q", buf.String())
+func TestDiscardSaysNothing(t *testing.T) {
+	r := Discard()
+	r.Notef("a %d\n", 1)
+	if r.Terminal() {
+		t.Fatal("Discard() draws steps")
 	}
 }

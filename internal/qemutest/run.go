@@ -42,9 +42,9 @@ type Options struct {
 	ModuleDir  string   // the project's root
 	LockFile   string
 	CacheDir   string
-	ResultsDir string    // parent of the run directories
-	Progress   io.Writer // steps as they run; a progress.Reporter keeps it off non-terminals
-	Echo       io.Writer // the guest console, if wanted live
+	ResultsDir string             // parent of the run directories
+	Progress   *progress.Reporter // steps as they run, on a terminal; notes always
+	Echo       io.Writer          // the guest console, if wanted live
 }
 
 // InfraError means the run gave no verdict to trust: the step that
@@ -645,7 +645,7 @@ func (o Options) suiteArgs(filter string) []string {
 // step shows a step while it runs (on a terminal only); the returned func
 // ends it with the step's error.
 func (o Options) step(format string, args ...any) func(error) {
-	return progress.For(o.Progress).Step(format, args...)
+	return o.Progress.Step(format, args...)
 }
 
 func newRunDir(parent, arch string) (string, error) {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/progress"
 
 	"github.com/ftrace-stackmap/conformance/internal/apt"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
@@ -85,8 +86,7 @@ type Builder struct {
 	Arch      string
 	KernelDir string // the project's kernel/ directory
 	CacheDir  string
-	Progress  io.Writer
-	Terminal  bool // progress may redraw one line
+	Progress  *progress.Reporter
 }
 
 // Tools are what building a kernel needs from Debian, besides the compiler
@@ -371,13 +371,13 @@ func (b Builder) makeWithProgress(dir string, env []string, log string, args ...
 		if strings.HasPrefix(strings.TrimSpace(line), "CC ") {
 			objects++
 		}
-		if time.Since(last) >= 15*time.Second || (b.Terminal && time.Since(last) >= time.Second) {
+		if time.Since(last) >= 15*time.Second || (b.Progress.Terminal() && time.Since(last) >= time.Second) {
 			last = time.Now()
 			b.progressLine(fmt.Sprintf("    %d objects compiled, %s", objects, time.Since(start).Round(time.Second)))
 		}
 	}
 	err = <-done
-	if b.Terminal {
+	if b.Progress.Terminal() {
 		fmt.Fprintln(b.Progress)
 	}
 	if err != nil {
@@ -387,7 +387,7 @@ func (b Builder) makeWithProgress(dir string, env []string, log string, args ...
 }
 
 func (b Builder) progressLine(s string) {
-	if b.Terminal {
+	if b.Progress.Terminal() {
 		fmt.Fprintf(b.Progress, "\r%s", s)
 	} else {
 		fmt.Fprintln(b.Progress, s)

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/apt"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
+	"github.com/ftrace-stackmap/conformance/internal/progress"
 )
 
 // Check validates a b4 entry offline: its form (images.Read checked it
@@ -72,8 +72,7 @@ type TreeBuilder struct {
 	Arch      string
 	KernelDir string // the project's kernel/ directory
 	CacheDir  string
-	Progress  io.Writer
-	Terminal  bool
+	Progress  *progress.Reporter
 }
 
 var tools = []apt.Need{{Program: "git", Package: "git"}, {Program: "b4", Package: "b4"}}
@@ -96,7 +95,7 @@ func (b TreeBuilder) Build() (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	kb := Builder{Arch: b.Arch, KernelDir: b.KernelDir, CacheDir: b.CacheDir, Progress: b.Progress, Terminal: b.Terminal}
+	kb := Builder{Arch: b.Arch, KernelDir: b.KernelDir, CacheDir: b.CacheDir, Progress: b.Progress}
 	key := inputsKey(in)
 	if image, sum, ok := kb.Cached(key); ok {
 		return &Result{Image: image, ImageSHA256: sum, Key: key, Cached: true}, nil

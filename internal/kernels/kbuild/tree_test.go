@@ -1,7 +1,6 @@
 package kbuild
 
 import (
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
+	"github.com/ftrace-stackmap/conformance/internal/progress"
 )
 
 func entry() *images.Entry {
@@ -105,7 +105,7 @@ cat `+mbox)
 		e.Tree, e.Base = up, b
 		work := t.TempDir()
 		src := filepath.Join(work, "src")
-		got, err := TreeBuilder{Entry: e, Progress: io.Discard}.prepare(work, src)
+		got, err := TreeBuilder{Entry: e, Progress: progress.Discard()}.prepare(work, src)
 		if err != nil {
 			t.Fatalf("base %s: %v", b, err)
 		}
@@ -116,11 +116,11 @@ cat `+mbox)
 			t.Errorf("base %s: the series was not applied: %v", b, err)
 		}
 		// Prepared once, the same recipe needs no network again; another does.
-		if again, err := (TreeBuilder{Entry: e, Progress: io.Discard}).prepare(work, src); err != nil || again != got {
+		if again, err := (TreeBuilder{Entry: e, Progress: progress.Discard()}).prepare(work, src); err != nil || again != got {
 			t.Errorf("base %s: second prepare: %+v, %v", b, again, err)
 		}
 		e.Tree = "https://git.invalid/linux.git"
-		if _, err := (TreeBuilder{Entry: e, Progress: io.Discard}).prepare(work, src); err == nil || !strings.Contains(err.Error(), "git.invalid") {
+		if _, err := (TreeBuilder{Entry: e, Progress: progress.Discard()}).prepare(work, src); err == nil || !strings.Contains(err.Error(), "git.invalid") {
 			t.Errorf("base %s: a changed recipe: %v", b, err)
 		}
 	}
