@@ -281,33 +281,33 @@ func FileSHA256(path string) (string, error) {
 }
 
 // Pin records a build entry's inputs and image hashes for an arch in the
-// lock file. It edits the two lines in place, so the file keeps its layout
-// and comments, and checks the result still reads.
+// lock file. The YAML parser finds the two values; only their text changes,
+// so the file keeps its layout and comments. The result must still read.
 func Pin(path, entry, arch, inputs, image string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	lines := strings.Split(string(data), "\n")
-	inEntry, inArch, archIndent, set := false, false, 0, 0
-	for i, l := range lines {
-		trimmed := strings.TrimSpace(l)
-		indent := len(l) - len(strings.TrimLeft(l, " "))
-		switch {
-		case strings.HasPrefix(trimmed, "- name:"):
-			inEntry, inArch = strings.TrimSpace(strings.TrimPrefix(trimmed, "- name:")) == entry, false
-		case inEntry && trimmed == arch+":":
-			inArch, archIndent = true, indent
-		case inArch && trimmed != "" && indent <= archIndent:
-			inArch = false
-		case inArch:
-			for key, v := range map[string]string{"inputs_sha256": inputs, "image_sha256": image} {
-				if strings.HasPrefix(trimmed, key+":") {
-					lines[i] = l[:indent] + key + ": " + v
-					set++
-				}
-			}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	var pins *yaml.Node
+	for _, e := range field(doc.Content[0], "entries").Content {
+		if n := field(e, "name"); n != nil && n.Value == entry {
+			pins = field(field(e, "arches"), arch)
 		}
+	}
+	lines := strings.Split(string(data), "\n")
+	set := 0
+	for key, v := range map[string]string{"inputs_sha256": inputs, "image_sha256": image} {
+		n := field(pins, key)
+		if n == nil || n.Kind != yaml.ScalarNode || n.Style != 0 {
+			continue
+		}
+		l, c := n.Line-1, n.Column-1
+		lines[l] = lines[l][:c] + v + lines[l][c+len(n.Value):]
+		set++
 	}
 	if set != 2 {
 		return fmt.Errorf("%s: entry %s has no %s block with inputs_sha256 and image_sha256 to pin", path, entry, arch)
@@ -321,4 +321,17 @@ func Pin(path, entry, arch, inputs, image string) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// field is the value of key in a YAML mapping node, or nil.
+func field(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
 }
