@@ -24,59 +24,123 @@ import (
 
 const root = "../.."
 
+// step is one step of a job as actionlint parsed it, its strings unwrapped.
 type step struct {
-	Name string         `yaml:"name"`
-	Uses string         `yaml:"uses"`
-	Run  string         `yaml:"run"`
-	If   string         `yaml:"if"`
-	With map[string]any `yaml:"with"`
+	Run, Uses, If string
+	With          map[string]string
 }
 
+// job is a job's steps and, for a matrix job, its fail-fast and its matrix
+// in the form GitHub's expansion (cells) reads.
 type job struct {
-	Strategy struct {
-		FailFast *bool          `yaml:"fail-fast"`
-		Matrix   map[string]any `yaml:"matrix"`
-	} `yaml:"strategy"`
-	Steps []step `yaml:"steps"`
+	Steps    []step
+	FailFast *bool
+	Matrix   map[string]any
 }
 
-type workflow struct {
-	Jobs map[string]job `yaml:"jobs"`
-}
-
-func read(t *testing.T) workflow {
+// read parses ci.yml with actionlint's parser, the one its checks use.
+func read(t *testing.T) map[string]job {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(root, "ci.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var w workflow
-	if err := yaml.Unmarshal(data, &w); err != nil {
-		t.Fatalf("ci.yml: %v", err)
+	w, errs := actionlint.Parse(data)
+	if len(errs) > 0 {
+		t.Fatalf("ci.yml: %v", errs[0])
+	}
+	jobs := map[string]job{}
+	for name, j := range w.Jobs {
+		var out job
+		for _, s := range j.Steps {
+			st := step{If: str(s.If), With: map[string]string{}}
+			switch e := s.Exec.(type) {
+			case *actionlint.ExecRun:
+				st.Run = str(e.Run)
+			case *actionlint.ExecAction:
+				st.Uses = str(e.Uses)
+				for k, in := range e.Inputs {
+					st.With[k] = str(in.Value)
+				}
+			}
+			out.Steps = append(out.Steps, st)
+		}
+		if j.Strategy != nil {
+			if j.Strategy.FailFast != nil {
+				v := j.Strategy.FailFast.Value
+				out.FailFast = &v
+			}
+			out.Matrix = matrixOf(j.Strategy.Matrix)
+		}
+		jobs[name] = out
 	}
 	for _, name := range []string{"test", "conformance"} {
-		if _, ok := w.Jobs[name]; !ok {
+		if _, ok := jobs[name]; !ok {
 			t.Fatalf("ci.yml has no job %q", name)
 		}
 	}
-	return w
+	return jobs
+}
+
+func str(s *actionlint.String) string {
+	if s == nil {
+		return ""
+	}
+	return s.Value
+}
+
+// matrixOf turns actionlint's matrix into lists and selections of plain
+// values, for cells.
+func matrixOf(m *actionlint.Matrix) map[string]any {
+	out := map[string]any{}
+	if m == nil {
+		return out
+	}
+	for name, row := range m.Rows {
+		var vs []any
+		for _, v := range row.Values {
+			vs = append(vs, raw(v))
+		}
+		out[name] = vs
+	}
+	for key, cs := range map[string]*actionlint.MatrixCombinations{"include": m.Include, "exclude": m.Exclude} {
+		if cs == nil {
+			continue
+		}
+		var list []any
+		for _, c := range cs.Combinations {
+			sel := map[string]any{}
+			for k, a := range c.Assigns {
+				sel[k] = raw(a.Value)
+			}
+			list = append(list, sel)
+		}
+		out[key] = list
+	}
+	return out
+}
+
+// raw is a scalar's text (other values as actionlint prints them).
+func raw(v actionlint.RawYAMLValue) any {
+	if s, ok := v.(*actionlint.RawYAMLString); ok {
+		return s.Value
+	}
+	return v.String()
 }
 
 func TestTheTestJobRunsTheCIScript(t *testing.T) {
-	w := read(t)
-	if !slices.ContainsFunc(w.Jobs["test"].Steps, func(s step) bool { return strings.TrimSpace(s.Run) == ".ci/run" }) {
+	if !slices.ContainsFunc(read(t)["test"].Steps, func(s step) bool { return strings.TrimSpace(s.Run) == ".ci/run" }) {
 		t.Errorf("job test does not run .ci/run")
 	}
 }
 
 // TestTheMatrixIsTheLock: one cell per images.lock entry and arch, no more.
 func TestTheMatrixIsTheLock(t *testing.T) {
-	w := read(t)
-	c := w.Jobs["conformance"]
-	if c.Strategy.FailFast == nil || *c.Strategy.FailFast {
+	c := read(t)["conformance"]
+	if c.FailFast == nil || *c.FailFast {
 		t.Errorf("conformance: want fail-fast: false, so one cell does not cancel the others")
 	}
-	cs, err := cells(c.Strategy.Matrix)
+	cs, err := cells(c.Matrix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +176,7 @@ func TestTheMatrixIsTheLock(t *testing.T) {
 }
 
 func TestTheConformanceCellsRunAndKeepTheSuite(t *testing.T) {
-	steps := read(t).Jobs["conformance"].Steps
+	steps := read(t)["conformance"].Steps
 	has := func(what string, f func(step) bool) {
 		if !slices.ContainsFunc(steps, f) {
 			t.Errorf("conformance: no step %s", what)
@@ -122,11 +186,11 @@ func TestTheConformanceCellsRunAndKeepTheSuite(t *testing.T) {
 		return strings.TrimSpace(s.Run) == "make qemu-test ARCH=${{ matrix.arch }} IMAGE=${{ matrix.image }}"
 	})
 	has("uploading results/latest/ always", func(s step) bool {
-		return s.Uses == "actions/upload-artifact@v4" && s.If == "always()" && strings.HasPrefix(fmt.Sprint(s.With["path"]), "results/latest")
+		return s.Uses == "actions/upload-artifact@v4" && s.If == "always()" && strings.HasPrefix(s.With["path"], "results/latest")
 	})
 	has("caching ~/.cache/stackmap-conformance by images.lock", func(s step) bool {
 		return s.Uses == "actions/cache@v4" && s.With["path"] == "~/.cache/stackmap-conformance" &&
-			strings.Contains(fmt.Sprint(s.With["key"]), "hashFiles('images.lock'")
+			strings.Contains(s.With["key"], "hashFiles('images.lock'")
 	})
 }
 
@@ -147,7 +211,7 @@ func TestStepsCallOnlyMakeTargetsThatExist(t *testing.T) {
 		t.Fatalf("read no targets from the Makefile (%v)", targets)
 	}
 	calls := 0
-	for name, j := range read(t).Jobs {
+	for name, j := range read(t) {
 		for _, s := range j.Steps {
 			for _, c := range makeCalls(s.Run) {
 				calls++
