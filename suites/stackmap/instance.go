@@ -2,6 +2,7 @@ package stackmap
 
 import (
 	"fmt"
+	"iter"
 	"os"
 	"strings"
 
@@ -35,6 +36,21 @@ func newInstance(tfs *harness.TraceFS, name string) (*harness.TraceFS, string) {
 // under: an instance must not inherit the flag when it is on.
 var topLevelStates = []string{"0", "1"}
 
+// instancesUnder yields a fresh instance made under each top-level state
+// of the option, with the state it was made under.
+func instancesUnder(tfs *harness.TraceFS) iter.Seq2[string, *harness.TraceFS] {
+	return func(yield func(string, *harness.TraceFS) bool) {
+		quiet(tfs)
+		for _, top := range topLevelStates {
+			harness.Set(tfs, optionNode, top)
+			inst, _ := newInstance(tfs, instanceName+"-top"+top)
+			if !yield(top, inst) {
+				return
+			}
+		}
+	}
+}
+
 // inheritedFlag says what is wrong when an instance's trace_options shows
 // stackmap set, or nil: SM-INST-01's question.
 func inheritedFlag(inst *harness.TraceFS, top string) error {
@@ -49,10 +65,7 @@ func inheritedFlag(inst *harness.TraceFS, top string) error {
 var _ = describe("stackmap and instances", func() {
 	harness.ReqIt("SM-INST-01", "gives a new instance no stackmap option, no stack_map nodes and no inherited flag, with the top-level option off or on", func() {
 		tfs := harness.Root()
-		quiet(tfs)
-		for _, top := range topLevelStates {
-			harness.Set(tfs, optionNode, top)
-			inst, _ := newInstance(tfs, instanceName+"-top"+top)
+		for top, inst := range instancesUnder(tfs) {
 			for _, n := range []string{optionNode, mapNode, statNode, binNode} {
 				Expect(inst.Exists(n)).To(BeFalse(), "an instance made with the top-level options/stackmap=%s has %s", top, n)
 			}
@@ -66,10 +79,7 @@ var _ = describe("stackmap and instances", func() {
 
 	harness.ReqIt("SM-INST-02", "rejects stackmap in an instance's trace_options (v3: accepts it without effect)", func() {
 		tfs := harness.Root()
-		quiet(tfs)
-		for _, top := range topLevelStates {
-			harness.Set(tfs, optionNode, top)
-			inst, _ := newInstance(tfs, instanceName+"-top"+top)
+		for top, inst := range instancesUnder(tfs) {
 			harness.Prerequisite("SM-INST-01", inheritedFlag(inst, top))
 			err := inst.Write("trace_options", "stackmap")
 			if harness.Profile() == contract.ProfileV3 {
