@@ -80,123 +80,167 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	r := &Report{Time: time.Now().UTC(), Image: o.Image, Reps: o.Reps,
-		Host: fmt.Sprintf("%d CPUs, %s", runtime.NumCPU(), qemu.Machines()[o.Arches[0]].Version())}
-	seconds := func(name string, xs []float64) float64 {
-		m := median(xs)
-		r.Figures = append(r.Figures, Figure{Name: name, Value: m, Unit: "s"})
-		return m
-	}
-	alone := map[string]float64{}
+	m := &measure{o: o, tmp: tmp, alone: map[string]float64{}, r: &Report{Time: time.Now().UTC(), Image: o.Image, Reps: o.Reps,
+		Host: fmt.Sprintf("%d CPUs, %s", runtime.NumCPU(), qemu.Machines()[o.Arches[0]].Version())}}
 	for _, arch := range o.Arches {
-		// The first run fetches and builds what is missing: not timed.
-		end := o.Progress.Step("%s: a first run, to warm up", arch)
-		_, err := o.qemuTest(ctx, arch, tmp)
+		if err := m.arch(ctx, arch); err != nil {
+			return nil, err
+		}
+	}
+	if len(o.Arches) > 1 {
+		if err := m.together(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if len(o.MatrixEntries) > 0 {
+		if err := m.matrix(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return m.r, nil
+}
+
+// measure is a bench under way: its options, scratch directory, report,
+// and each arch's warm time alone.
+type measure struct {
+	o     Options
+	tmp   string
+	r     *Report
+	alone map[string]float64
+}
+
+// seconds records the median of xs as a figure and returns it.
+func (m *measure) seconds(name string, xs []float64) float64 {
+	v := median(xs)
+	m.r.Figures = append(m.r.Figures, Figure{Name: name, Value: v, Unit: "s"})
+	return v
+}
+
+// arch times warm runs of one arch, the floor of each boot they made, and
+// its initramfs builds.
+func (m *measure) arch(ctx context.Context, arch string) error {
+	o := m.o
+	// The first run fetches and builds what is missing: not timed.
+	end := o.Progress.Step("%s: a first run, to warm up", arch)
+	_, err := o.qemuTest(ctx, arch, m.tmp)
+	end(err)
+	if err != nil {
+		return err
+	}
+	var total []float64
+	boots := map[string][]float64{}
+	var last *results.Result
+	for i := range o.Reps {
+		end := o.Progress.Step("%s: qemu-test %d/%d", arch, i+1, o.Reps)
+		start := time.Now()
+		res, err := o.qemuTest(ctx, arch, m.tmp)
 		end(err)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		var total []float64
-		boots := map[string][]float64{}
-		var last *results.Result
+		total = append(total, time.Since(start).Seconds())
+		for _, b := range res.Boots {
+			if b.Boot != nil {
+				boots[b.Plan.Name] = append(boots[b.Plan.Name], b.Boot.Duration.Seconds())
+			}
+		}
+		last = res
+	}
+	m.alone[arch] = m.seconds(arch+" qemu-test, warm", total)
+	if err := m.floor(ctx, arch, last, boots); err != nil {
+		return err
+	}
+	cold, warm, err := o.initramfs(ctx, arch, m.tmp)
+	if err != nil {
+		return err
+	}
+	m.seconds(arch+" initramfs build, fresh out dir", cold)
+	m.seconds(arch+" initramfs build, no change", warm)
+	return nil
+}
+
+// floor times each boot the last run made with the floor's initramfs, and
+// holds the arch's warm run against the sum.
+func (m *measure) floor(ctx context.Context, arch string, last *results.Result, boots map[string][]float64) error {
+	o := m.o
+	initrd, err := initramfs.Builder{ModuleDir: o.Base.ModuleDir, OutDir: filepath.Join(m.tmp, "floor-"+arch), Arch: arch}.Floor(ctx)
+	if err != nil {
+		return err
+	}
+	floorSum, made := 0.0, 0
+	for _, b := range last.Boots {
+		if b.Boot == nil {
+			continue
+		}
+		var floor []float64
 		for i := range o.Reps {
-			end := o.Progress.Step("%s: qemu-test %d/%d", arch, i+1, o.Reps)
-			start := time.Now()
-			res, err := o.qemuTest(ctx, arch, tmp)
+			end := o.Progress.Step("%s: floor of boot %s %d/%d", arch, b.Plan.Name, i+1, o.Reps)
+			d, err := floorBoot(ctx, b.Boot.Command, initrd, o.Base.Timeout)
 			end(err)
 			if err != nil {
-				return nil, err
+				return fmt.Errorf("%s boot %s: %v", arch, b.Plan.Name, err)
 			}
-			total = append(total, time.Since(start).Seconds())
-			for _, b := range res.Boots {
-				if b.Boot != nil {
-					boots[b.Plan.Name] = append(boots[b.Plan.Name], b.Boot.Duration.Seconds())
-				}
-			}
-			last = res
+			floor = append(floor, d.Seconds())
 		}
-		alone[arch] = seconds(arch+" qemu-test, warm", total)
+		m.seconds(arch+" boot "+b.Plan.Name+", suite", boots[b.Plan.Name])
+		floorSum += m.seconds(arch+" boot "+b.Plan.Name+", floor", floor)
+		made++
+	}
+	m.r.Figures = append(m.r.Figures, Figure{Name: fmt.Sprintf("%s floor, sum over the boots made (%d)", arch, made), Value: floorSum, Unit: "s"})
+	m.r.Targets = append(m.r.Targets, target(fmt.Sprintf("%s full run <= %.2gx floor of its boots", arch, RunOverFloor),
+		m.alone[arch], floorSum, RunOverFloor))
+	return nil
+}
 
-		initrd, err := initramfs.Builder{ModuleDir: o.Base.ModuleDir, OutDir: filepath.Join(tmp, "floor-"+arch), Arch: arch}.Floor(ctx)
+// together times every arch in one command, against the slower alone.
+func (m *measure) together(ctx context.Context) error {
+	o := m.o
+	var both []float64
+	for i := range o.Reps {
+		end := o.Progress.Step("%s at once %d/%d", strings.Join(o.Arches, " and "), i+1, o.Reps)
+		d, err := o.together(ctx, m.tmp)
+		end(err)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		floorSum, made := 0.0, 0
-		for _, b := range last.Boots {
-			if b.Boot == nil {
-				continue
-			}
-			var floor []float64
-			for i := range o.Reps {
-				end := o.Progress.Step("%s: floor of boot %s %d/%d", arch, b.Plan.Name, i+1, o.Reps)
-				d, err := floorBoot(ctx, b.Boot.Command, initrd, o.Base.Timeout)
-				end(err)
-				if err != nil {
-					return nil, fmt.Errorf("%s boot %s: %v", arch, b.Plan.Name, err)
-				}
-				floor = append(floor, d.Seconds())
-			}
-			seconds(arch+" boot "+b.Plan.Name+", suite", boots[b.Plan.Name])
-			floorSum += seconds(arch+" boot "+b.Plan.Name+", floor", floor)
-			made++
-		}
-		r.Figures = append(r.Figures, Figure{Name: fmt.Sprintf("%s floor, sum over the boots made (%d)", arch, made), Value: floorSum, Unit: "s"})
-		r.Targets = append(r.Targets, target(fmt.Sprintf("%s full run <= %.2gx floor of its boots", arch, RunOverFloor),
-			alone[arch], floorSum, RunOverFloor))
+		both = append(both, d.Seconds())
+	}
+	slower := 0.0
+	for _, s := range m.alone {
+		slower = max(slower, s)
+	}
+	all := strings.Join(o.Arches, "+")
+	v := m.seconds(all+" in one command", both)
+	m.r.Targets = append(m.r.Targets, target(fmt.Sprintf("%s at once <= %.3gx the slower alone", all, BothOverSlower),
+		v, slower, BothOverSlower))
+	return nil
+}
 
-		cold, warm, err := o.initramfs(ctx, arch, tmp)
+// matrix times a matrix of the chosen entries: cells a minute.
+func (m *measure) matrix(ctx context.Context) error {
+	o := m.o
+	var rate []float64
+	for i := range o.Reps {
+		end := o.Progress.Step("matrix %s %d/%d", strings.Join(o.MatrixEntries, ","), i+1, o.Reps)
+		start := time.Now()
+		cells := matrix.Run(ctx, matrix.Options{Base: o.base(), Entries: o.MatrixEntries, Arches: o.Arches,
+			Dir: filepath.Join(m.tmp, "matrix"), Parallel: 2, Notes: o.Notes})
+		d := time.Since(start)
+		var err error
+		for _, c := range cells {
+			if c.Code() == 2 && err == nil {
+				err = fmt.Errorf("matrix cell %s %s: %s", c.Entry, c.Arch, c.Verdict())
+			}
+		}
+		end(err)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		seconds(arch+" initramfs build, fresh out dir", cold)
-		seconds(arch+" initramfs build, no change", warm)
+		rate = append(rate, float64(len(cells))/d.Minutes())
 	}
-
-	if len(o.Arches) > 1 {
-		var both []float64
-		for i := range o.Reps {
-			end := o.Progress.Step("%s at once %d/%d", strings.Join(o.Arches, " and "), i+1, o.Reps)
-			d, err := o.together(ctx, tmp)
-			end(err)
-			if err != nil {
-				return nil, err
-			}
-			both = append(both, d.Seconds())
-		}
-		slower := 0.0
-		for _, s := range alone {
-			slower = max(slower, s)
-		}
-		all := strings.Join(o.Arches, "+")
-		v := seconds(all+" in one command", both)
-		r.Targets = append(r.Targets, target(fmt.Sprintf("%s at once <= %.3gx the slower alone", all, BothOverSlower),
-			v, slower, BothOverSlower))
-	}
-
-	if len(o.MatrixEntries) > 0 {
-		var rate []float64
-		for i := range o.Reps {
-			end := o.Progress.Step("matrix %s %d/%d", strings.Join(o.MatrixEntries, ","), i+1, o.Reps)
-			start := time.Now()
-			cells := matrix.Run(ctx, matrix.Options{Base: o.base(), Entries: o.MatrixEntries, Arches: o.Arches,
-				Dir: filepath.Join(tmp, "matrix"), Parallel: 2, Notes: o.Notes})
-			d := time.Since(start)
-			var err error
-			for _, c := range cells {
-				if c.Code() == 2 && err == nil {
-					err = fmt.Errorf("matrix cell %s %s: %s", c.Entry, c.Arch, c.Verdict())
-				}
-			}
-			end(err)
-			if err != nil {
-				return nil, err
-			}
-			rate = append(rate, float64(len(cells))/d.Minutes())
-		}
-		r.Figures = append(r.Figures, Figure{Name: fmt.Sprintf("matrix %s x %s", strings.Join(o.MatrixEntries, ","), strings.Join(o.Arches, ",")),
-			Value: median(rate), Unit: "cells/min"})
-	}
-	return r, nil
+	m.r.Figures = append(m.r.Figures, Figure{Name: fmt.Sprintf("matrix %s x %s", strings.Join(o.MatrixEntries, ","), strings.Join(o.Arches, ",")),
+		Value: median(rate), Unit: "cells/min"})
+	return nil
 }
 
 func target(name string, value, base, ratio float64) Target {
