@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 
@@ -26,6 +28,9 @@ func listSpecs(ctx context.Context, suiteBinary string) (types.SpecReports, erro
 	out := f.Name()
 	defer os.Remove(out)
 	cmd := exec.CommandContext(ctx, suiteBinary, "-ginkgo.dry-run", "-ginkgo.json-report="+out, "-ginkgo.no-color")
+	// The suite reads SMCT_* variables as its own workload's settings: the
+	// user's environment must not turn the listing into a workload run.
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "SMCT_") })
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	if err := cmd.Run(); err != nil {
