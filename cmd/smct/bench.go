@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 
 	"github.com/ftrace-stackmap/conformance/internal/bench"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
@@ -36,7 +35,11 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	if !workplace(&o.Base, stderr) {
 		return exitNoVerdict
 	}
-	o.Arches = strings.Split(*arches, ",")
+	var err error
+	if o.Arches, err = archList(*arches); err != nil {
+		fmt.Fprintf(stderr, "%v\n", err)
+		return exitNoVerdict
+	}
 	lock, err := images.Read(o.Base.LockFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)

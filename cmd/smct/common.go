@@ -8,9 +8,11 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 )
 
@@ -76,4 +78,16 @@ func workplace(o *qemutest.Options, stderr io.Writer) bool {
 	}
 	o.CacheDir = cacheDir()
 	return true
+}
+
+// archList reads a comma-separated list of arches, each checked before
+// anything is built or booted.
+func archList(list string) ([]string, error) {
+	names := strings.Split(list, ",")
+	for _, n := range names {
+		if _, err := arch.Lookup(n); err != nil {
+			return nil, fmt.Errorf("-arches: %w", err)
+		}
+	}
+	return names, nil
 }

@@ -39,7 +39,10 @@ func matrixMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "NO VERDICT: matrix: %v\n0 passed, 0 failed, 0 skipped\n", err)
 		return exitNoVerdict
 	}
-	o.Arches = strings.Split(*arches, ",")
+	if o.Arches, err = archList(*arches); err != nil {
+		fmt.Fprintf(stderr, "%v\n", err)
+		return exitNoVerdict
+	}
 	o.Dir = filepath.Join(*results, "matrix-"+time.Now().Format("20060102-150405"))
 	rep := progress.New(stderr)
 	o.Done = func(c matrix.Cell, n, total int) {

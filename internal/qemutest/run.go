@@ -132,6 +132,10 @@ func (o Options) prepare(ctx context.Context) (*run, error) {
 	if err := repeatedParam(o.BootArgs, o.plans()); err != nil {
 		return nil, err
 	}
+	// A filter Ginkgo cannot read is refused now, not after a kernel build.
+	if _, err := types.ParseLabelFilter(o.Labels); err != nil {
+		return nil, infra("LABELS=%q: %w", o.Labels, err)
+	}
 	r := &run{o: o, m: m}
 	if o.FtraceDir != "" {
 		tests, err := initramfs.FtraceTests(o.FtraceDir, o.FtraceMatch)

@@ -123,6 +123,7 @@ func TestBadInputGetsAReasonAndExit2(t *testing.T) {
 		{"a guest that panics", []string{"-arch", "arm64", "-image", "debian-6.12", "-append", "rdinit=/nonexistent"}, "the kernel panicked"},
 		{"a guest that hangs", []string{"-arch", "x86_64", "-image", "debian-6.12", "-timeout", "2s"}, "the init had not started after 2s"},
 		{"an -append that repeats a boot's own parameter", []string{"-arch", "arm64", "-append", "ftrace_stackmap.bits=11"}, "which boot bits-12 sets itself"},
+		{"a label filter that does not parse", []string{"-arch", "arm64", "-labels", "SM-RESET-01 &&"}, `LABELS="SM-RESET-01 &&"`},
 		{"labels that select nothing", []string{"-arch", "arm64", "-image", "debian-6.12", "-labels", "no-such-label"}, "selects no spec"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,7 @@
 package images
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -79,7 +80,11 @@ func Read(path string) (*Lock, error) {
 		return nil, err
 	}
 	var l Lock
-	if err := yaml.Unmarshal(b, &l); err != nil {
+	// A misspelled key (series-version: for series_version:) would be
+	// ignored and change what is tested: refuse unknown keys.
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&l); err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	if err := l.check(); err != nil {

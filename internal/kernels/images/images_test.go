@@ -109,3 +109,16 @@ func TestPinEditsOnlyItsLines(t *testing.T) {
 		t.Fatalf("Pin of a debian entry succeeded")
 	}
 }
+
+func TestReadRefusesUnknownKeys(t *testing.T) {
+	orig, err := os.ReadFile("../../../images.lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "images.lock")
+	bad := strings.Replace(string(orig), "    kind: build\n", "    kind: build\n    series-version: 3\n", 1)
+	os.WriteFile(p, []byte(bad), 0o644)
+	if _, err := Read(p); err == nil || !strings.Contains(err.Error(), "series-version") {
+		t.Fatalf("Read(misspelled key) = %v, want the key named", err)
+	}
+}
