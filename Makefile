@@ -17,6 +17,7 @@ IMAGE   ?=
 PROFILE ?= v4
 LABELS  ?=
 TIMEOUT ?= 5m
+JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 FTRACETEST ?=
 FTRACETEST_MATCH ?= stackmap
 # Go lives in /usr/local/go on a fresh machine, maybe not on PATH.
@@ -34,11 +35,11 @@ smct:
 qemu-test: smct
 	@./bin/smct qemu-test -arch '$(ARCH)' -kernel '$(KERNEL)' -image '$(IMAGE)' \
 		-profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' \
-		-ftracetest '$(FTRACETEST)' -ftracetest-match '$(FTRACETEST_MATCH)'
+		-ftracetest '$(FTRACETEST)' -ftracetest-match '$(FTRACETEST_MATCH)' -jobs '$(JOBS)'
 
 # The reference kernel (kernel/), built and cached; PIN=1 records it in images.lock.
 kernel: smct
-	@./bin/smct kernel -arch '$(ARCH)' $(if $(PIN),-pin)
+	@./bin/smct kernel -arch '$(ARCH)' -jobs '$(JOBS)' $(if $(PIN),-pin)
 
 # Boot the reference kernel once per fault switch: each must be caught.
 mutants: smct

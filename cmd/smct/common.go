@@ -66,6 +66,7 @@ func interruptible() (context.Context, func()) {
 func runFlags(fs *flag.FlagSet, o *qemutest.Options) {
 	fs.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "limit for each boot")
 	fs.StringVar(&o.LockFile, "lock", "images.lock", "the image lock file")
+	fs.IntVar(&o.Jobs, "jobs", 0, "make -j for a kernel built here (default: one per CPU)")
 }
 
 // workplace fills in where the project and the cache are; false (said on

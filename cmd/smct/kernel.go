@@ -20,6 +20,7 @@ func kernelMain(args []string, stdout, stderr io.Writer) int {
 	pin := fs.Bool("pin", false, "record the build's inputs and image hashes in images.lock")
 	lock := fs.String("lock", "images.lock", "the image lock file")
 	entry := fs.String("entry", "reference", "the lock entry to pin")
+	jobs := fs.Int("jobs", 0, "make -j (default: one per CPU)")
 	if err := fs.Parse(args); err != nil {
 		return exitNoVerdict
 	}
@@ -28,7 +29,7 @@ func kernelMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitNoVerdict
 	}
-	b := kbuild.Builder{Arch: *arch, KernelDir: filepath.Join(dir, "kernel"), CacheDir: cacheDir(), Progress: progress.New(stderr)}
+	b := kbuild.Builder{Arch: *arch, KernelDir: filepath.Join(dir, "kernel"), CacheDir: cacheDir(), Progress: progress.New(stderr), Jobs: *jobs}
 	start := time.Now()
 	res, err := b.Build()
 	if err != nil {

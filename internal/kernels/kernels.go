@@ -25,6 +25,7 @@ type Request struct {
 	KernelDir string
 	CacheDir  string
 	Progress  *progress.Reporter
+	Jobs      int // make's -j for a kernel built here; 0 means one per CPU
 }
 
 // Kernel is a kernel ready to boot.
@@ -108,10 +109,10 @@ func (r Request) buildKernel(e *images.Entry) (string, string, error) {
 		return "", "", fmt.Errorf("images.lock entry %s has no %s kernel", e.Name, r.Arch)
 	}
 	b := kbuild.Builder{Arch: r.Arch, KernelDir: r.KernelDir, CacheDir: r.CacheDir,
-		Progress: r.Progress}
+		Progress: r.Progress, Jobs: r.Jobs}
 	build, from, changed := b.Build, "built from kernel/", "kernel/ differs from what images.lock pins for %s/%s; `make kernel ARCH=%[2]s PIN=1` records it"
 	if e.Kind == images.KindB4 {
-		tb := kbuild.TreeBuilder{Entry: e, Arch: b.Arch, KernelDir: b.KernelDir, CacheDir: b.CacheDir, Progress: b.Progress}
+		tb := kbuild.TreeBuilder{Entry: e, Arch: b.Arch, KernelDir: b.KernelDir, CacheDir: b.CacheDir, Progress: b.Progress, Jobs: b.Jobs}
 		build, from = tb.Build, fmt.Sprintf("%s at %s + %s", e.Tree, e.Base, e.MessageID)
 		changed = "the recipe, fragments or compiler of %s/%s differ from what images.lock pins"
 	}

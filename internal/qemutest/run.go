@@ -45,6 +45,7 @@ type Options struct {
 	ResultsDir string             // parent of the run directories
 	Progress   *progress.Reporter // steps as they run, on a terminal; notes always
 	Echo       io.Writer          // the guest console, if wanted live
+	Jobs       int                // make -j for a kernel built here; 0 means one per CPU
 }
 
 // InfraError means the run gave no verdict to trust: the step that
@@ -150,7 +151,7 @@ func (o Options) prepare(ctx context.Context) (*run, error) {
 		return nil, failed("installing QEMU", err)
 	}
 	k, err := kernels.Resolve(kernels.Request{Arch: o.Arch, Kernel: o.Kernel, Image: o.Image, LockFile: o.LockFile,
-		KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir, Progress: o.Progress})
+		KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir, Progress: o.Progress, Jobs: o.Jobs})
 	if err != nil {
 		return nil, &InfraError{Err: err}
 	}

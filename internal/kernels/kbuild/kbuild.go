@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -87,6 +88,16 @@ type Builder struct {
 	KernelDir string // the project's kernel/ directory
 	CacheDir  string
 	Progress  *progress.Reporter
+	Jobs      int // make's -j; 0 means one per CPU
+}
+
+// jobs is make's -j: Jobs, or one per CPU. It is not part of the key: the
+// kernel built does not depend on it.
+func (b Builder) jobs() int {
+	if b.Jobs > 0 {
+		return b.Jobs
+	}
+	return runtime.NumCPU()
 }
 
 // Tools are what building a kernel needs from Debian, besides the compiler
@@ -309,7 +320,7 @@ func (b Builder) Make(work, src, out, log string, fragments []string) error {
 	step()
 	step = announce(b.Progress, "compiling %s (log: %s)", b.Arch, log)
 	cc := "CC=ccache " + a.Cross + "gcc"
-	if err := b.makeWithProgress(src, env, log, "make", "O="+out, cc, "-j2", a.Target); err != nil {
+	if err := b.makeWithProgress(src, env, log, "make", "O="+out, cc, fmt.Sprintf("-j%d", b.jobs()), a.Target); err != nil {
 		return err
 	}
 	step()

@@ -73,6 +73,7 @@ type TreeBuilder struct {
 	KernelDir string // the project's kernel/ directory
 	CacheDir  string
 	Progress  *progress.Reporter
+	Jobs      int // make's -j; 0 means one per CPU
 }
 
 var tools = []apt.Need{{Program: "git", Package: "git"}, {Program: "b4", Package: "b4"}}
@@ -95,7 +96,7 @@ func (b TreeBuilder) Build() (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	kb := Builder{Arch: b.Arch, KernelDir: b.KernelDir, CacheDir: b.CacheDir, Progress: b.Progress}
+	kb := Builder{Arch: b.Arch, KernelDir: b.KernelDir, CacheDir: b.CacheDir, Progress: b.Progress, Jobs: b.Jobs}
 	key := inputsKey(in)
 	if image, sum, ok := kb.Cached(key); ok {
 		return &Result{Image: image, ImageSHA256: sum, Key: key, Cached: true}, nil
