@@ -18,6 +18,7 @@ PROFILE ?= v4
 LABELS  ?=
 TIMEOUT ?= 5m
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
+ACCEL   ?=
 FTRACETEST ?=
 FTRACETEST_MATCH ?= stackmap
 # Go lives in /usr/local/go on a fresh machine, maybe not on PATH.
@@ -35,7 +36,7 @@ smct:
 qemu-test: smct
 	@./bin/smct qemu-test -arch '$(ARCH)' -kernel '$(KERNEL)' -image '$(IMAGE)' \
 		-profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' \
-		-ftracetest '$(FTRACETEST)' -ftracetest-match '$(FTRACETEST_MATCH)' -jobs '$(JOBS)'
+		-ftracetest '$(FTRACETEST)' -ftracetest-match '$(FTRACETEST_MATCH)' -jobs '$(JOBS)' -accel '$(ACCEL)'
 
 # The reference kernel (kernel/), built and cached; PIN=1 records it in images.lock.
 kernel: smct

@@ -9,13 +9,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 )
 
 // Machine is QEMU's settings for one arch.
@@ -28,6 +31,69 @@ type Machine struct {
 	// EarlyCon is the earlycon= setting for the same UART: it prints from
 	// the first moments of boot, before the console driver is up.
 	EarlyCon string
+	Accel    Accel // how the guest runs, once chosen (WithAccel)
+}
+
+// Accel is how QEMU runs the guest, "kvm" or "tcg", and why.
+type Accel struct{ Name, Why string }
+
+// ChooseAccel picks KVM when /dev/kvm is usable (kvmUsable says why not)
+// and the guest's arch is the host's, else emulation. want is the user's
+// ACCEL=: "" to choose, "kvm" or "tcg" to insist.
+func ChooseAccel(guestGOARCH, want string, kvmUsable func() error) (Accel, error) {
+	switch want {
+	case "tcg":
+		return Accel{"tcg", "ACCEL=tcg"}, nil
+	case "", "kvm":
+	default:
+		return Accel{}, fmt.Errorf("ACCEL=%q: want kvm or tcg", want)
+	}
+	why := ""
+	if guestGOARCH != runtime.GOARCH {
+		why = fmt.Sprintf("the guest (%s) is not the host's arch (%s)", guestGOARCH, runtime.GOARCH)
+	} else if err := kvmUsable(); err != nil {
+		why = fmt.Sprintf("no usable /dev/kvm: %v", err)
+	}
+	switch {
+	case why == "":
+		return Accel{"kvm", "/dev/kvm usable, same arch"}, nil
+	case want == "kvm":
+		return Accel{}, fmt.Errorf("ACCEL=kvm: %s", why)
+	}
+	return Accel{"tcg", why}, nil
+}
+
+// KVMWorks says why m cannot run a guest under KVM, or nil. An openable
+// /dev/kvm is not enough (nested virtualization may refuse the CPU's
+// registers): QEMU is started on the machine, paused, and must still be
+// running a moment later.
+func KVMWorks(m Machine) error {
+	f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	args := append(m.WithAccel(Accel{Name: "kvm"}).Args, "-display", "none", "-S", "-nodefaults", "-no-reboot")
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, m.Binary, args...)
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); ctx.Err() == nil {
+		return fmt.Errorf("%s under KVM: %v: %s", m.Binary, err, firstLine(strings.TrimSpace(stderr.String())))
+	}
+	return nil
+}
+
+// WithAccel is the machine run with a: under KVM the guest gets the host's
+// CPU, since KVM cannot give it another.
+func (m Machine) WithAccel(a Accel) Machine {
+	args := slices.Clone(m.Args)
+	if i := slices.Index(args, "-cpu"); a.Name == "kvm" && i >= 0 && i+1 < len(args) {
+		args[i+1] = "host"
+	}
+	m.Args, m.Accel = append(args, "-accel", a.Name), a
+	return m
 }
 
 // Machines are QEMU's settings for every arch of internal/arch, by name.
@@ -265,5 +331,9 @@ func (m Machine) Version() string {
 
 // Describe names the emulator and machine, e.g. for a report header.
 func (m Machine) Describe() string {
-	return m.Version() + " " + strings.Join(m.Args, " ")
+	d := m.Version() + " " + strings.Join(m.Args, " ")
+	if m.Accel.Why != "" {
+		d += " (" + m.Accel.Why + ")"
+	}
+	return d
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -64,5 +66,44 @@ func TestEarlyConsoleComesFirst(t *testing.T) {
 	b.EarlyConsole = false
 	if got := b.CommandLine(); got != "console=ttyAMA0 panic=-1 loglevel=4 ftrace_stackmap.bits" {
 		t.Fatalf("CommandLine() without early console = %q", got)
+	}
+}
+
+func TestChooseAccel(t *testing.T) {
+	host, other := runtime.GOARCH, "riscv64"
+	works := func() error { return nil }
+	missing := func() error { return os.ErrNotExist }
+	for _, tc := range []struct {
+		name, guest, want string
+		kvm               func() error
+		got               string // "" when refused
+	}{
+		{"kvm usable, same arch", host, "", works, "kvm"},
+		{"no /dev/kvm", host, "", missing, "tcg"},
+		{"another arch", other, "", works, "tcg"},
+		{"ACCEL=tcg where kvm works", host, "tcg", works, "tcg"},
+		{"ACCEL=kvm where it works", host, "kvm", works, "kvm"},
+		{"ACCEL=kvm without /dev/kvm", host, "kvm", missing, ""},
+		{"ACCEL=kvm for another arch", other, "kvm", works, ""},
+		{"ACCEL=hvf", host, "hvf", works, ""},
+	} {
+		a, err := ChooseAccel(tc.guest, tc.want, tc.kvm)
+		if (err != nil) != (tc.got == "") || a.Name != tc.got || (err == nil && a.Why == "") {
+			t.Errorf("%s: ChooseAccel() = %+v, %v; want %q with a reason", tc.name, a, err, tc.got)
+		}
+	}
+}
+
+func TestWithAccel(t *testing.T) {
+	m := Machines()["x86_64"]
+	kvm := m.WithAccel(Accel{"kvm", "test"})
+	if got := strings.Join(kvm.Args, " "); got != "-M q35 -cpu host -accel kvm" {
+		t.Errorf("under KVM: %s", got)
+	}
+	if got := strings.Join(m.WithAccel(Accel{"tcg", "test"}).Args, " "); got != "-M q35 -cpu qemu64 -accel tcg" {
+		t.Errorf("under TCG: %s", got)
+	}
+	if strings.Join(m.Args, " ") != "-M q35 -cpu qemu64" {
+		t.Errorf("WithAccel changed the machine it was given")
 	}
 }

@@ -67,6 +67,7 @@ func runFlags(fs *flag.FlagSet, o *qemutest.Options) {
 	fs.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "limit for each boot")
 	fs.StringVar(&o.LockFile, "lock", "images.lock", "the image lock file")
 	fs.IntVar(&o.Jobs, "jobs", 0, "make -j for a kernel built here (default: one per CPU)")
+	fs.StringVar(&o.Accel, "accel", "", "kvm or tcg (default: kvm when /dev/kvm works and the guest is the host's arch)")
 }
 
 // workplace fills in where the project and the cache are; false (said on

@@ -46,6 +46,7 @@ type Options struct {
 	Progress   *progress.Reporter // steps as they run, on a terminal; notes always
 	Echo       io.Writer          // the guest console, if wanted live
 	Jobs       int                // make -j for a kernel built here; 0 means one per CPU
+	Accel      string             // ACCEL=: "" chooses KVM when it can, "kvm" or "tcg" insist
 }
 
 // InfraError means the run gave no verdict to trust: the step that
@@ -122,11 +123,16 @@ type run struct {
 // initramfs and the list of specs ready, and makes the run's directory.
 // Runs side by side share one preparation at a time.
 func (o Options) prepare(ctx context.Context) (*run, error) {
-	m, ok := qemu.Machines()[o.Arch]
-	if !ok {
-		_, err := arch.Lookup(o.Arch)
-		return nil, failed("checking ARCH=", err)
+	a, err := arch.Lookup(o.Arch)
+	if err != nil {
+		return nil, &InfraError{Err: err}
 	}
+	m := qemu.Machines()[o.Arch]
+	accel, err := qemu.ChooseAccel(a.GOARCH, o.Accel, func() error { return qemu.KVMWorks(m) })
+	if err != nil {
+		return nil, &InfraError{Err: err}
+	}
+	m = m.WithAccel(accel)
 	if o.Profile != "v4" && o.Profile != "v3" {
 		return nil, infra("PROFILE=%q: want v4 or v3", o.Profile)
 	}
