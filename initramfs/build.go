@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/buildlock"
 
 	"github.com/u-root/u-root/pkg/cpio"
 	"golang.org/x/sync/errgroup"
@@ -45,6 +46,12 @@ func (b Builder) Build(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("initramfs: %w", err)
 	}
 	goarch := a.GOARCH
+	// One builder at a time in OutDir, which runs side by side share.
+	release, err := buildlock.Hold(b.OutDir+".lock", "the "+b.Arch+" initramfs", os.Stderr)
+	if err != nil {
+		return "", err
+	}
+	defer release()
 	if err := os.MkdirAll(b.OutDir, 0o755); err != nil {
 		return "", err
 	}

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -331,5 +332,29 @@ func TestMutantsAreCaught(t *testing.T) {
 	t.Logf("%s", out)
 	if err != nil {
 		t.Fatalf("smct mutants: %v", err)
+	}
+}
+
+// Two runs of one arch at once, with the initramfs to build again: they
+// take turns in the shared build directory and both end with the verdict
+// a run alone gives.
+func TestTwoRunsAtOnceShareTheBuild(t *testing.T) {
+	for _, f := range []string{"initramfs.cpio.sources", "initramfs.cpio.key"} {
+		os.Remove(filepath.Join(rootDir, "build", "arm64", f))
+	}
+	var wg sync.WaitGroup
+	outs := make([]runOut, 2)
+	for i := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[i] = qemuTest(t, "-arch", "arm64", "-labels", "SM-NODE-01 || SM-NODE-02")
+		}()
+	}
+	wg.Wait()
+	for i, r := range outs {
+		if r.code != 0 || r.last != "2 passed, 0 failed, 0 skipped" {
+			t.Errorf("run %d: exit %d, last line %q; want 2 passed", i, r.code, r.last)
+		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/buildlock"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 
 	"github.com/ftrace-stackmap/conformance/internal/apt"
@@ -121,6 +122,12 @@ func (b Builder) Build() (*Result, error) {
 	if !ok {
 		return nil, fmt.Errorf("kernel: ARCH=%q: want arm64 or x86_64", b.Arch)
 	}
+	// One builder at a time in this arch's build directory and cache.
+	release, err := buildlock.Hold(filepath.Join(b.CacheDir, "kbuild", b.Arch+".lock"), "the "+b.Arch+" reference kernel", b.Progress.Always())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if err := apt.Ensure(b.Progress, append(Tools, a.Compile, apt.Need{Program: "gcc", Package: "build-essential"}, apt.Need{Path: tarball, Package: SourcePackage})...); err != nil {
 		return nil, err
 	}

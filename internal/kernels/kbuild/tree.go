@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/apt"
+	"github.com/ftrace-stackmap/conformance/internal/buildlock"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 )
@@ -88,6 +89,12 @@ func (b TreeBuilder) Build() (*Result, error) {
 	if err := Check(b.Entry, b.KernelDir); err != nil {
 		return nil, err
 	}
+	// One builder at a time in this entry's tree and build directory.
+	release, err := buildlock.Hold(filepath.Join(b.CacheDir, "treebuild", b.Entry.Name+"-"+b.Arch+".lock"), "the "+b.Entry.Name+" "+b.Arch+" kernel", b.Progress.Always())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	needs := append(append(append([]apt.Need{}, Tools...), tools...), a.Compile, apt.Need{Program: "gcc", Package: "build-essential"})
 	if err := apt.Ensure(b.Progress, needs...); err != nil {
 		return nil, err
