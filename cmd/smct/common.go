@@ -16,20 +16,58 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 )
 
-// moduleDir finds the project's root (where go.mod is) from the working directory.
+// projectDir is the project's root given with -C, if it was.
+var projectDir string
+
+// modulePath names the project's module in its go.mod.
+const modulePath = "module github.com/ftrace-stackmap/conformance\n"
+
+// moduleDir finds the project's root: -C's directory, else the nearest
+// go.mod of this module above the working directory, else above smct
+// itself (bin/smct of a checkout), so that smct runs from anywhere, a
+// kernel tree included.
 func moduleDir() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d, nil
+	if projectDir != "" {
+		if !isProject(projectDir) {
+			return "", fmt.Errorf("-C %s: not the conformance suite's checkout (no go.mod of %s)", projectDir, strings.TrimSpace(strings.TrimPrefix(modulePath, "module ")))
 		}
-		if d == filepath.Dir(d) {
-			return "", fmt.Errorf("run smct inside the project: no go.mod above %s", dir)
+		return filepath.Abs(projectDir)
+	}
+	var starts []string
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	if exe, err := os.Executable(); err == nil {
+		if exe, err = filepath.EvalSymlinks(exe); err == nil {
+			starts = append(starts, filepath.Dir(exe))
 		}
 	}
+	for _, dir := range starts {
+		for d := dir; ; d = filepath.Dir(d) {
+			if isProject(d) {
+				return d, nil
+			}
+			if d == filepath.Dir(d) {
+				break
+			}
+		}
+	}
+	return "", fmt.Errorf("cannot find the suite's checkout above %v: run smct from it, or give -C DIR", starts)
+}
+
+// isProject says whether dir holds this project's go.mod.
+func isProject(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	return err == nil && strings.HasPrefix(string(b), modulePath)
+}
+
+// inProject makes a path given relative to the project absolute; the
+// user's own paths (KERNEL=, FTRACETEST=) are resolved from where they stand.
+func inProject(root, path string) string {
+	if path == "" || filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(root, path)
 }
 
 func cacheDir() string {
@@ -79,6 +117,7 @@ func workplace(o *qemutest.Options, stderr io.Writer) bool {
 		return false
 	}
 	o.CacheDir = cacheDir()
+	o.LockFile = inProject(o.ModuleDir, o.LockFile)
 	return true
 }
 

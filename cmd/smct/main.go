@@ -16,7 +16,7 @@ func main() {
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = `usage:
+const usage = `usage: smct [-C PROJECT-DIR] COMMAND ...
   smct qemu-test -arch arm64|x86_64 [-kernel PATH | -image ENTRY] [-profile v4|v3] [-labels FILTER]
   smct kernel -arch arm64|x86_64 [-pin]
   smct mutants -arch arm64|x86_64 [-kernel PATH | -image ENTRY] [-faults a,b]
@@ -34,6 +34,9 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) int{
 }
 
 func realMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) >= 2 && args[0] == "-C" {
+		projectDir, args = args[1], args[2:]
+	}
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, usage)
 		return exitNoVerdict

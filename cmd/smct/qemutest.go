@@ -27,7 +27,7 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Profile, "profile", "v4", "contract profile: v4 or v3")
 	fs.StringVar(&o.Labels, "labels", "", "Ginkgo label filter, e.g. 'SM-RESET-01 || baseline'")
 	runFlags(fs, &o)
-	fs.StringVar(&o.ResultsDir, "results", "results", "where run directories go")
+	fs.StringVar(&o.ResultsDir, "results", "", "where run directories go (default: the project's results/)")
 	fs.StringVar(&o.FtraceDir, "ftracetest", "", "a kernel tree's tools/testing/selftests/ftrace: run its ftracetest in the default boot too")
 	fs.StringVar(&o.FtraceMatch, "ftracetest-match", results.DefaultFtraceMatch, "run the .tc files whose path contains this")
 	bootArgs := fs.String("append", "", "extra kernel command line words")
@@ -51,6 +51,16 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	}
 	if !workplace(&o, stderr) {
 		return exitNoVerdict
+	}
+	if o.ResultsDir == "" {
+		o.ResultsDir = filepath.Join(o.ModuleDir, "results")
+	}
+	if o.Kernel != "" {
+		// The user's own path, from where they stand.
+		if o.Kernel, err = filepath.Abs(o.Kernel); err != nil {
+			fmt.Fprintln(stderr, err)
+			return exitNoVerdict
+		}
 	}
 
 	ctx, stop := interruptible()

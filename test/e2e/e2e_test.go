@@ -358,3 +358,26 @@ func TestTwoRunsAtOnceShareTheBuild(t *testing.T) {
 		}
 	}
 }
+
+// smct runs from anywhere: a subdirectory of the checkout finds it, and
+// elsewhere (a kernel tree) -C names it; its results still go to the
+// project's results/ unless -results says otherwise.
+func TestRunsFromAnywhere(t *testing.T) {
+	for name, tc := range map[string]struct {
+		dir  string
+		args []string
+	}{
+		"a subdirectory":     {filepath.Join(rootDir, "internal"), nil},
+		"elsewhere, with -C": {t.TempDir(), []string{"-C", rootDir}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			args := append(tc.args, "qemu-test", "-arch", "arm64", "-labels", "SM-NODE-01", "-results", t.TempDir())
+			cmd := exec.Command(smct, args...)
+			cmd.Dir = tc.dir
+			out, err := cmd.Output()
+			if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "1 passed, 0 failed, 0 skipped") {
+				t.Fatalf("smct %v in %s: %v\n%s", args, tc.dir, err, out)
+			}
+		})
+	}
+}
