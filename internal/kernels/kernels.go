@@ -136,7 +136,7 @@ func (r Request) buildKernel(e *images.Entry) (string, string, error) {
 func (r Request) bootable(kernel string) (string, error) {
 	info, err := kimage.Inspect(kernel)
 	if errors.Is(err, kimage.ErrNotKernel) {
-		return "", fmt.Errorf("%s is not a kernel image (no ELF, arm64 Image or x86 bzImage header)", kernel)
+		return "", err // it names the file and what it is instead
 	}
 	if err != nil {
 		return "", fmt.Errorf("inspecting the kernel: %w", err)
@@ -146,6 +146,12 @@ func (r Request) bootable(kernel string) (string, error) {
 	}
 	if info.Arch != r.Arch {
 		return "", fmt.Errorf("%s is a kernel for %s (%s), but ARCH=%s", kernel, info.Arch, info.Format, r.Arch)
+	}
+	if info.Format == kimage.ELF && info.Arch == "x86_64" {
+		// QEMU boots an x86 ELF only through its PVH entry.
+		if ok, err := kimage.HasPVH(kernel); err != nil || !ok {
+			return "", fmt.Errorf("%s is an x86 vmlinux without the PVH entry note (CONFIG_PVH=y): give its bzImage (arch/x86/boot/bzImage) instead", kernel)
+		}
 	}
 	if info.Format != kimage.BzImage {
 		return kernel, nil

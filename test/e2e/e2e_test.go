@@ -116,7 +116,8 @@ func TestBadInputGetsAReasonAndExit2(t *testing.T) {
 		reason string
 	}{
 		{"no such kernel file", []string{"-arch", "arm64", "-kernel", "/nonexistent/Image"}, "no such file"},
-		{"not a kernel", []string{"-arch", "arm64", "-kernel", "go.mod"}, "is not a kernel image"},
+		{"not a kernel", []string{"-arch", "arm64", "-kernel", "go.mod"}, "not a kernel image"},
+		{"a program, not a kernel", []string{"-arch", "x86_64", "-kernel", "/bin/ls"}, "not a Linux kernel"},
 		{"a kernel for the other arch", []string{"-arch", "x86_64", "-kernel", arm64Kernel}, "is a kernel for arm64"},
 		{"an unknown arch", []string{"-arch", "riscv64"}, `ARCH="riscv64"`},
 		{"an unknown profile", []string{"-arch", "arm64", "-profile", "v9"}, `PROFILE="v9"`},

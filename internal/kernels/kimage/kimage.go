@@ -24,9 +24,10 @@ import (
 type Format string
 
 const (
-	ELF        Format = "ELF vmlinux"
-	ARM64Image Format = "arm64 Image"
-	BzImage    Format = "x86 bzImage"
+	ELF          Format = "ELF vmlinux"
+	ARM64Image   Format = "arm64 Image"
+	ARM64ImageGz Format = "arm64 Image.gz" // QEMU unpacks it itself
+	BzImage      Format = "x86 bzImage"
 )
 
 // Info describes a kernel image.
@@ -55,6 +56,9 @@ func Inspect(path string) (Info, error) {
 		if err != nil {
 			return Info{}, fmt.Errorf("%s: %w: bad ELF: %v", path, ErrNotKernel, err)
 		}
+		if ef.Section(".init.text") == nil {
+			return Info{}, fmt.Errorf("%s: %w: an ELF file, but not a Linux kernel (no .init.text section)", path, ErrNotKernel)
+		}
 		info := Info{Format: ELF, Detail: ef.Machine.String()}
 		switch ef.Machine {
 		case elf.EM_X86_64:
@@ -65,6 +69,19 @@ func Inspect(path string) (Info, error) {
 		return info, nil
 	case len(head) >= 0x40 && string(head[0x38:0x3c]) == "ARM\x64":
 		return Info{Arch: "arm64", Format: ARM64Image}, nil
+	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return Info{}, err
+		}
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return Info{}, fmt.Errorf("%s: %w: a gzip file that does not open: %v", path, ErrNotKernel, err)
+		}
+		inner := make([]byte, 0x40)
+		if _, err := io.ReadFull(zr, inner); err != nil || string(inner[0x38:0x3c]) != "ARM\x64" {
+			return Info{}, fmt.Errorf("%s: %w: a gzip file without an arm64 Image inside", path, ErrNotKernel)
+		}
+		return Info{Arch: "arm64", Format: ARM64ImageGz}, nil
 	case len(head) >= 0x250 && string(head[0x202:0x206]) == "HdrS":
 		info := Info{Format: BzImage, Arch: "x86_64"}
 		if head[0x236]&1 == 0 { // XLF_KERNEL_64

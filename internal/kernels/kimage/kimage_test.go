@@ -10,16 +10,54 @@ import (
 	"testing"
 )
 
-// elfHeader is the smallest ELF64 file debug/elf accepts: a header alone.
-func elfHeader(machine uint16) []byte {
+// elfHeader is a small ELF64 file with the one section a kernel has and a
+// program does not, .init.text (and the section names).
+func elfHeader(machine uint16) []byte { return elfFile(machine, ".init.text") }
+
+// elfFile is an ELF64 executable of the machine with empty sections named.
+func elfFile(machine uint16, sections ...string) []byte {
+	le := binary.LittleEndian
+	names := "\x00.shstrtab\x00"
+	offsets := []uint32{0, 1}
+	for _, n := range sections {
+		offsets = append(offsets, uint32(len(names)))
+		names += n + "\x00"
+	}
 	h := make([]byte, 64)
 	copy(h, "\x7fELF")
 	h[4], h[5], h[6] = 2, 1, 1 // 64-bit, little endian, version 1
-	binary.LittleEndian.PutUint16(h[16:], 2)
-	binary.LittleEndian.PutUint16(h[18:], machine)
-	binary.LittleEndian.PutUint32(h[20:], 1)
-	binary.LittleEndian.PutUint16(h[52:], 64)
-	return h
+	le.PutUint16(h[16:], 2)    // ET_EXEC
+	le.PutUint16(h[18:], machine)
+	le.PutUint32(h[20:], 1)
+	shoff := 64 + len(names)
+	le.PutUint64(h[40:], uint64(shoff))
+	le.PutUint16(h[52:], 64)
+	le.PutUint16(h[58:], 64)
+	le.PutUint16(h[60:], uint16(len(offsets)))
+	le.PutUint16(h[62:], 1)
+	b := append(h, names...)
+	for i, off := range offsets {
+		sh := make([]byte, 64)
+		if i > 0 {
+			le.PutUint32(sh[0:], off)
+			le.PutUint32(sh[4:], 1) // PROGBITS
+		}
+		if i == 1 {
+			le.PutUint32(sh[4:], 3) // STRTAB
+			le.PutUint64(sh[24:], 64)
+			le.PutUint64(sh[32:], uint64(len(names)))
+		}
+		b = append(b, sh...)
+	}
+	return b
+}
+
+func gzipped(b []byte) []byte {
+	var z bytes.Buffer
+	w := gzip.NewWriter(&z)
+	w.Write(b)
+	w.Close()
+	return z.Bytes()
 }
 
 func arm64Image() []byte {
@@ -66,6 +104,7 @@ func TestInspect(t *testing.T) {
 		{"x86_64 vmlinux", elfHeader(62), "x86_64", ELF},
 		{"arm64 vmlinux", elfHeader(183), "arm64", ELF},
 		{"riscv vmlinux", elfHeader(243), "", ELF},
+		{"arm64 Image.gz", gzipped(arm64Image()), "arm64", ARM64ImageGz},
 		{"arm64 Image", arm64Image(), "arm64", ARM64Image},
 		{"x86_64 bzImage", bzImage(t, elfHeader(62), true), "x86_64", BzImage},
 		{"i386 bzImage", bzImage(t, elfHeader(3), false), "", BzImage},
@@ -73,6 +112,14 @@ func TestInspect(t *testing.T) {
 		info, err := Inspect(write(t, "k", tc.data))
 		if err != nil || info.Arch != tc.arch || info.Format != tc.format {
 			t.Errorf("Inspect(%s) = %+v, %v; want %q %q", tc.name, info, err, tc.arch, tc.format)
+		}
+	}
+	for name, data := range map[string][]byte{
+		"a program's ELF":     elfFile(62, ".text", ".data"),
+		"a gzip of no kernel": gzipped([]byte("hello")),
+	} {
+		if _, err := Inspect(write(t, "f", data)); !errors.Is(err, ErrNotKernel) {
+			t.Errorf("Inspect(%s) = %v, want ErrNotKernel", name, err)
 		}
 	}
 	if _, err := Inspect(write(t, "go.mod", []byte("module x\n"))); !errors.Is(err, ErrNotKernel) {
