@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
@@ -47,6 +48,11 @@ func Resolve(r Request) (*Kernel, error) {
 	k := &Kernel{Path: path, Source: source, Entry: entry, Reference: built}
 	if k.Bootable, err = r.bootable(path); err != nil {
 		return nil, err
+	}
+	if r.Kernel != "" {
+		if err := r.checkConfig(k); err != nil {
+			return nil, err
+		}
 	}
 	if k.SHA256, err = images.FileSHA256(path); err != nil {
 		return nil, fmt.Errorf("hashing the kernel: %w", err)
@@ -175,4 +181,45 @@ func (r Request) bootable(kernel string) (string, error) {
 		return kernel, nil
 	}
 	return vmlinux, nil
+}
+
+// needed are the options a kernel must have built in to run the suite: an
+// initramfs and its mounts, the Go runtime's system calls, a serial console
+// (and, on x86, ACPI to power off), and tracefs. kernel/config/ holds them
+// as fragments to merge.
+var needed = map[string][]string{
+	"": {"CONFIG_BLK_DEV_INITRD", "CONFIG_DEVTMPFS", "CONFIG_PROC_FS", "CONFIG_SYSFS", "CONFIG_TMPFS",
+		"CONFIG_BINFMT_ELF", "CONFIG_TTY", "CONFIG_PRINTK", "CONFIG_FUTEX", "CONFIG_EPOLL", "CONFIG_FTRACE"},
+	"x86_64": {"CONFIG_SERIAL_8250_CONSOLE", "CONFIG_ACPI"},
+	"arm64":  {"CONFIG_SERIAL_AMBA_PL011_CONSOLE"},
+}
+
+// checkConfig reads a user's kernel's embedded config, when it has one, and
+// refuses a kernel that cannot run the suite, naming what it lacks.
+func (r Request) checkConfig(k *Kernel) error {
+	info, err := kimage.Inspect(k.Bootable)
+	if err != nil {
+		return err
+	}
+	cfg, err := kimage.Config(k.Bootable, info.Format)
+	if err != nil {
+		return err
+	}
+	if cfg == nil {
+		r.Progress.Notef("note: %s carries no config (CONFIG_IKCONFIG): the options the suite needs are not checked before booting\n", r.Kernel)
+		return nil
+	}
+	var missing []string
+	for _, opt := range append(append([]string{}, needed[""]...), needed[r.Arch]...) {
+		if cfg[opt] != "y" {
+			missing = append(missing, opt)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("KERNEL=%s cannot run the suite: its config lacks %s built in (kernel/config/common.config and %s.config are fragments to merge)", r.Kernel, strings.Join(missing, ", "), r.Arch)
+	}
+	if cfg["CONFIG_FTRACE_STACKMAP"] != "y" {
+		r.Progress.Notef("note: %s has no CONFIG_FTRACE_STACKMAP: its stackmap specs will be UNSUPPORTED\n", r.Kernel)
+	}
+	return nil
 }

@@ -208,3 +208,43 @@ func command(p []byte, name string, args ...string) (io.Reader, error) {
 	}
 	return bytes.NewReader(out), nil
 }
+
+// Config returns the kernel configuration embedded in an image built with
+// CONFIG_IKCONFIG (between the IKCFG_ST and IKCFG_ED markers, gzipped), as
+// option name to value ("y", "m", a number or a string); nil when the image
+// carries none. A bzImage is read through its unpacked vmlinux.
+func Config(path string, format Format) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if format == ARM64ImageGz {
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, err
+		}
+		if data, err = io.ReadAll(zr); err != nil {
+			return nil, err
+		}
+	}
+	i := bytes.Index(data, []byte("IKCFG_ST"))
+	if i < 0 {
+		return nil, nil
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data[i+len("IKCFG_ST"):]))
+	if err != nil {
+		return nil, fmt.Errorf("%s: the embedded config does not open: %v", path, err)
+	}
+	zr.Multistream(false)
+	text, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: the embedded config does not read: %v", path, err)
+	}
+	cfg := map[string]string{}
+	for _, l := range strings.Split(string(text), "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok && strings.HasPrefix(k, "CONFIG_") {
+			cfg[k] = v
+		}
+	}
+	return cfg, nil
+}

@@ -1,0 +1,54 @@
+package kernels
+
+import (
+	"bytes"
+	"compress/gzip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ftrace-stackmap/conformance/internal/progress"
+)
+
+// arm64Image is an Image header with config embedded as CONFIG_IKCONFIG does.
+func arm64Image(t *testing.T, config string) string {
+	t.Helper()
+	b := make([]byte, 4096)
+	copy(b[0x38:], "ARM\x64")
+	if config != "" {
+		var z bytes.Buffer
+		w := gzip.NewWriter(&z)
+		w.Write([]byte(config))
+		w.Close()
+		b = append(append(append(b, "IKCFG_ST"...), z.Bytes()...), "IKCFG_ED"...)
+	}
+	p := filepath.Join(t.TempDir(), "Image")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestUserKernelsConfigIsChecked(t *testing.T) {
+	var all strings.Builder
+	for _, opt := range append(append([]string{}, needed[""]...), needed["arm64"]...) {
+		all.WriteString(opt + "=y\n")
+	}
+	var notes bytes.Buffer
+	req := func(kernel string) Request {
+		return Request{Arch: "arm64", Kernel: kernel, CacheDir: t.TempDir(), Progress: progress.Quiet(&notes, "")}
+	}
+	if _, err := Resolve(req(arm64Image(t, all.String()+"CONFIG_FTRACE_STACKMAP=y\n"))); err != nil {
+		t.Fatalf("a kernel with every option: %v", err)
+	}
+	noConsole := strings.Replace(all.String(), "CONFIG_SERIAL_AMBA_PL011_CONSOLE=y", "# CONFIG_SERIAL_AMBA_PL011_CONSOLE is not set", 1)
+	_, err := Resolve(req(arm64Image(t, strings.Replace(noConsole, "CONFIG_DEVTMPFS=y", "CONFIG_DEVTMPFS=m", 1))))
+	if err == nil || !strings.Contains(err.Error(), "CONFIG_DEVTMPFS, CONFIG_SERIAL_AMBA_PL011_CONSOLE") {
+		t.Fatalf("a kernel without its console = %v, want both missing options named", err)
+	}
+	notes.Reset()
+	if _, err := Resolve(req(arm64Image(t, ""))); err != nil || !strings.Contains(notes.String(), "carries no config") {
+		t.Fatalf("a kernel without IKCONFIG = %v, note %q; want it booted with a note", err, notes.String())
+	}
+}
