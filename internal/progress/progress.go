@@ -19,25 +19,27 @@ import (
 type Reporter struct {
 	w      io.Writer
 	live   bool
+	quiet  bool   // notes only: runs side by side
 	prefix string // put before notes
 
 	mu    sync.Mutex
 	drawn bool // the cursor is at the end of a line that gets redrawn
 }
 
-// New reports to w, live when w is a terminal and not at all otherwise.
+// New reports to w: live when w is a terminal, else one timestamped line
+// when a step starts and one when it ends (a CI log, a pipe).
 func New(w io.Writer) *Reporter { return &Reporter{w: w, live: IsTerminal(w)} }
 
 // Quiet reports no progress, only notes, each starting with prefix: for
 // runs made side by side, whose progress lines would interleave.
-func Quiet(w io.Writer, prefix string) *Reporter { return &Reporter{w: w, prefix: prefix} }
+func Quiet(w io.Writer, prefix string) *Reporter { return &Reporter{w: w, quiet: true, prefix: prefix} }
 
 // Terminal says whether progress is shown, and may redraw a line.
 func (r *Reporter) Terminal() bool { return r.live }
 
 // Write passes progress text through on a terminal and drops it elsewhere.
 func (r *Reporter) Write(p []byte) (int, error) {
-	if !r.live {
+	if r.quiet {
 		return len(p), nil
 	}
 	r.mu.Lock()
@@ -79,10 +81,21 @@ func Discard() *Reporter { return Quiet(io.Discard, "") }
 // every second until the returned func is called with the step's error.
 // One step at a time per Reporter.
 func (r *Reporter) Step(format string, args ...any) (end func(error)) {
-	if !r.live {
+	start := time.Now()
+	if r.quiet {
 		return func(error) {}
 	}
-	start := time.Now()
+	if !r.live {
+		what := fmt.Sprintf(format, args...)
+		fmt.Fprintf(r.w, "%s %s ...\n", start.Format("15:04:05"), what)
+		return func(err error) {
+			how := "done"
+			if err != nil {
+				how = "failed"
+			}
+			fmt.Fprintf(r.w, "%s %s: %s in %.1fs\n", time.Now().Format("15:04:05"), what, how, time.Since(start).Seconds())
+		}
+	}
 	fmt.Fprintf(r, "==> %s ...\n", fmt.Sprintf(format, args...))
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	go func() {

@@ -4,22 +4,38 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 )
 
-func TestQuietWhereNotATerminal(t *testing.T) {
+func TestTimestampedLinesWhereNotATerminal(t *testing.T) {
 	var buf bytes.Buffer
 	r := New(&buf)
 	if r.Terminal() {
 		t.Fatal("a buffer is no terminal")
 	}
 	r.Step("boot %s", "default")(nil)
-	fmt.Fprintln(r, "fetching something ...")
+	fmt.Fprintln(r, "installing qemu-system-arm (apt-get)")
 	r.Notef("note: %s\n", "kept")
-	if got := buf.String(); got != "note: kept\n" {
-		t.Fatalf("got %q, want only the note", got)
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	stamp := regexp.MustCompile(`^\d\d:\d\d:\d\d `)
+	if len(lines) != 4 || !stamp.MatchString(lines[0]) || !strings.HasSuffix(lines[0], "boot default ...") ||
+		!stamp.MatchString(lines[1]) || !strings.Contains(lines[1], "boot default: done in") ||
+		lines[2] != "installing qemu-system-arm (apt-get)" || lines[3] != "note: kept" {
+		t.Fatalf("got %q, want a timestamped start and end, the announcement and the note", lines)
+	}
+}
+
+func TestQuietSaysOnlyNotes(t *testing.T) {
+	var buf bytes.Buffer
+	r := Quiet(&buf, "")
+	r.Step("boot")(nil)
+	fmt.Fprintln(r, "fetching")
+	r.Notef("note\n")
+	if buf.String() != "note\n" {
+		t.Fatalf("got %q, want only the note", buf.String())
 	}
 }
 

@@ -1,4 +1,4 @@
-// Package debian is the host's use of apt: installing the tools the project
+// Package apt is the host's use of apt: installing the tools the project
 // needs and downloading kernel packages of either arch without changing
 // dpkg's architecture list.
 package apt
