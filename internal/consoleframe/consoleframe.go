@@ -1,4 +1,4 @@
-// Package frame carries files from the guest to the host over a serial
+// Package consoleframe carries files from the guest to the host over a serial
 // console that the kernel writes to as well.
 //
 // The guest writes each file as a frame:
