@@ -19,6 +19,10 @@ LABELS  ?=
 TIMEOUT ?= 5m
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 ACCEL   ?=
+CPU     ?=
+MEM     ?=
+QEMU_OPTS ?=
+KEEP    ?=
 FTRACETEST ?=
 FTRACETEST_MATCH ?= stackmap
 # Go lives in /usr/local/go on a fresh machine, maybe not on PATH.
@@ -36,7 +40,8 @@ smct:
 qemu-test: smct
 	@./bin/smct qemu-test -arch '$(ARCH)' -kernel '$(KERNEL)' -image '$(IMAGE)' \
 		-profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' \
-		-ftracetest '$(FTRACETEST)' -ftracetest-match '$(FTRACETEST_MATCH)' -jobs '$(JOBS)' -accel '$(ACCEL)'
+		-ftracetest '$(FTRACETEST)' -ftracetest-match '$(FTRACETEST_MATCH)' -jobs '$(JOBS)' -accel '$(ACCEL)' \
+		-cpu '$(CPU)' -mem '$(MEM)' -qemu-opts '$(QEMU_OPTS)' $(if $(KEEP),-keep)
 
 # The reference kernel (kernel/), built and cached; PIN=1 records it in images.lock.
 kernel: smct

@@ -85,6 +85,17 @@ func KVMWorks(m Machine) error {
 	return nil
 }
 
+// WithCPU is the machine with another CPU model (e.g. max, which on arm64
+// has pointer authentication).
+func (m Machine) WithCPU(cpu string) Machine {
+	args := slices.Clone(m.Args)
+	if i := slices.Index(args, "-cpu"); i >= 0 && i+1 < len(args) {
+		args[i+1] = cpu
+	}
+	m.Args = args
+	return m
+}
+
 // WithAccel is the machine run with a: under KVM the guest gets the host's
 // CPU, since KVM cannot give it another.
 func (m Machine) WithAccel(a Accel) Machine {
@@ -124,6 +135,10 @@ type Boot struct {
 	// after it, RunQuiet does (0: no limit but Timeout).
 	Started             string
 	BootQuiet, RunQuiet time.Duration
+	// Memory is -m (default 512M); Extra are the user's own QEMU options,
+	// added last.
+	Memory string
+	Extra  []string
 }
 
 // Result is how a boot ended.
@@ -160,9 +175,14 @@ func (b Boot) Args() []string {
 		// sockets= so that a kernel without ACPI still sees them all.
 		smp = fmt.Sprintf("%d,sockets=%d", b.CPUs, b.CPUs)
 	}
-	return append(args,
-		"-m", "512", "-smp", smp, "-nographic", "-no-reboot", "-nic", "none",
+	mem := b.Memory
+	if mem == "" {
+		mem = "512"
+	}
+	args = append(args,
+		"-m", mem, "-smp", smp, "-nographic", "-no-reboot", "-nic", "none",
 		"-kernel", b.Kernel, "-initrd", b.Initrd, "-append", b.CommandLine())
+	return append(args, b.Extra...)
 }
 
 const panicMarker = "Kernel panic - not syncing"

@@ -107,3 +107,16 @@ func TestWithAccel(t *testing.T) {
 		t.Errorf("WithAccel changed the machine it was given")
 	}
 }
+
+func TestUserMachineSettings(t *testing.T) {
+	b := Boot{Machine: Machines()["arm64"].WithCPU("max"), Kernel: "K", Initrd: "I", Memory: "1G", Extra: []string{"-d", "int"}}
+	got := strings.Join(b.Args(), " ")
+	for _, want := range []string{"-cpu max", "-m 1G", "-initrd I", " -d int"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Args() = %s, want %q in it", got, want)
+		}
+	}
+	if !strings.HasSuffix(got, "-d int") {
+		t.Errorf("the user's options do not come last: %s", got)
+	}
+}

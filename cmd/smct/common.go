@@ -106,6 +106,10 @@ func runFlags(fs *flag.FlagSet, o *qemutest.Options) {
 	fs.StringVar(&o.LockFile, "lock", "images.lock", "the image lock file")
 	fs.IntVar(&o.Jobs, "jobs", 0, "make -j for a kernel built here (default: one per CPU)")
 	fs.StringVar(&o.Accel, "accel", "", "kvm or tcg (default: kvm when /dev/kvm works and the guest is the host's arch)")
+	fs.StringVar(&o.CPU, "cpu", "", "QEMU -cpu instead of the machine's (e.g. max: pointer authentication on arm64)")
+	fs.StringVar(&o.Mem, "mem", "", "QEMU -m (default 512)")
+	fs.Func("qemu-opts", "more QEMU options, added to every boot", func(v string) error { o.QEMUOpts = strings.Fields(v); return nil })
+	fs.BoolVar(&o.Keep, "keep", false, "keep each boot's initramfs and a rerun.sh that boots it again")
 }
 
 // workplace fills in where the project and the cache are; false (said on

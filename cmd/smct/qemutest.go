@@ -55,6 +55,11 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	if o.ResultsDir == "" {
 		o.ResultsDir = filepath.Join(o.ModuleDir, "results")
 	}
+	// rerun.sh and qemu-command.txt name files under it: make it absolute.
+	if o.ResultsDir, err = filepath.Abs(o.ResultsDir); err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitNoVerdict
+	}
 	if o.Kernel != "" {
 		// The user's own path, from where they stand.
 		if o.Kernel, err = filepath.Abs(o.Kernel); err != nil {

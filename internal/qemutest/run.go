@@ -47,6 +47,9 @@ type Options struct {
 	Echo       io.Writer          // the guest console, if wanted live
 	Jobs       int                // make -j for a kernel built here; 0 means one per CPU
 	Accel      string             // ACCEL=: "" chooses KVM when it can, "kvm" or "tcg" insist
+	CPU, Mem   string             // CPU=, MEM=: QEMU's -cpu and -m instead of the machine's
+	QEMUOpts   []string           // QEMU_OPTS=: added to every QEMU command
+	Keep       bool               // KEEP=1: keep each boot's initramfs and a rerun.sh that boots it again
 }
 
 // InfraError means the run gave no verdict to trust: the step that
@@ -133,6 +136,9 @@ func (o Options) prepare(ctx context.Context) (*run, error) {
 		return nil, &InfraError{Err: err}
 	}
 	m = m.WithAccel(accel)
+	if o.CPU != "" {
+		m = m.WithCPU(o.CPU)
+	}
 	if o.Profile != "v4" && o.Profile != "v3" {
 		return nil, infra("PROFILE=%q: want v4 or v3", o.Profile)
 	}
@@ -319,7 +325,9 @@ func (o Options) bootOnce(ctx context.Context, m qemu.Machine, kernel, base, run
 		return nil, nil, failed("making the boot directory", err)
 	}
 	initrd := filepath.Join(dir, "initrd.cpio")
-	defer os.Remove(initrd) // big, and rebuilt in well under a second
+	if !o.Keep {
+		defer os.Remove(initrd) // big, and rebuilt in well under a second
+	}
 	guestTimeout := o.Timeout - 20*time.Second
 	if guestTimeout < 10*time.Second {
 		guestTimeout = o.Timeout / 2
@@ -337,7 +345,8 @@ func (o Options) bootOnce(ctx context.Context, m qemu.Machine, kernel, base, run
 	args := append(append(append([]string{}, defaultBootArgs...), plan.Append...), o.BootArgs...)
 	boot := qemu.Boot{Machine: m, Kernel: kernel, Initrd: initrd, Append: args, CPUs: plan.CPUs,
 		Timeout: o.Timeout, ConsoleLog: filepath.Join(dir, "console.log"), Echo: o.Echo,
-		EarlyConsole: len(plan.Append) > 0, Started: initramfs.StartMarker, BootQuiet: BootQuiet, RunQuiet: RunQuiet}
+		EarlyConsole: len(plan.Append) > 0, Started: initramfs.StartMarker, BootQuiet: BootQuiet, RunQuiet: RunQuiet,
+		Memory: o.Mem, Extra: o.QEMUOpts}
 	step := o.step("boot %s: %s", plan.Name, boot.CommandLine())
 	res, err := qemu.Run(ctx, boot)
 	step(err)
@@ -346,6 +355,11 @@ func (o Options) bootOnce(ctx context.Context, m qemu.Machine, kernel, base, run
 		return nil, res, failed("boot "+plan.Name, err)
 	}
 	os.WriteFile(filepath.Join(dir, "qemu-command.txt"), []byte(results.ShellCommand(res.Command)+"\n"), 0o644)
+	if o.Keep {
+		// The kept initramfs boots the same suite again, console attached.
+		script := "#!/bin/sh\n# Boots " + plan.Name + " of this run again, as it was made.\nexec " + results.ShellCommand(res.Command) + "\n"
+		os.WriteFile(filepath.Join(dir, "rerun.sh"), []byte(script), 0o755)
+	}
 	if how := deathOf(res); how != "" {
 		return nil, res, &BootDied{Boot: plan.Name, Params: plan.Append, How: how, Console: boot.ConsoleLog}
 	}
