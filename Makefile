@@ -32,9 +32,18 @@ PIN     ?=
 IMAGES  ?=
 REPS    ?= 3
 
-.PHONY: qemu-test kernel mutants stress matrix bench test unit-test smct clean
+.PHONY: go-check qemu-test kernel mutants stress matrix bench test unit-test smct clean
 
-smct:
+# Go and the version go.mod asks for, checked before anything else: a
+# fresh machine may have neither, and Go's own message would not say how.
+GO_WANT := $(shell sed -n 's/^go //p' go.mod)
+go-check:
+	@command -v $(GO) >/dev/null 2>&1 || { echo "no Go toolchain ($(GO)): install Go $(GO_WANT) or newer (https://go.dev/dl, unpacked in /usr/local/go), or pass GO=/path/to/go" >&2; exit 2; }
+	@v=$$($(GO) env GOVERSION 2>/dev/null | sed 's/^go//'); \
+	if [ "$$(printf '%s\n' "$(GO_WANT)" "$$v" | sort -V | head -n 1)" != "$(GO_WANT)" ]; then \
+		echo "Go $$v is older than the Go $(GO_WANT) go.mod asks for: install a newer one (https://go.dev/dl) or pass GO=/path/to/go" >&2; exit 2; fi
+
+smct: go-check
 	@$(GO) build -o bin/smct ./cmd/smct
 
 qemu-test: smct
@@ -67,7 +76,7 @@ bench: smct
 
 # The suites package is the guest's test binary: it runs under QEMU (e2e),
 # not on the build host.
-test:
+test: go-check
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 60m $$($(GO) list ./... | grep -v '/suites$$')
 
