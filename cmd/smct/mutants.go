@@ -54,14 +54,19 @@ func mutantsMain(args []string, stdout, stderr io.Writer) int {
 	ok := mutants.WriteTable(&b, rows)
 	os.WriteFile(filepath.Join(o.ResultsDir, "mutants.txt"), []byte(b.String()), 0o644)
 	io.WriteString(stdout, b.String())
-	caught := 0
+	caught, noVerdict := 0, false
 	for _, r := range rows {
 		if r.Caught() {
 			caught++
 		}
+		noVerdict = noVerdict || r.Err != nil
 	}
 	fmt.Fprintf(stdout, "results: %s\n%d passed, %d failed, 0 skipped\n", o.ResultsDir, caught, len(rows)-caught)
-	if !ok {
+	switch {
+	case noVerdict:
+		// A row without a verdict says nothing of the suite: no verdict.
+		return exitNoVerdict
+	case !ok:
 		return exitFailed
 	}
 	return 0

@@ -82,6 +82,7 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "results: %s\n", res.Dir)
 		}
 		fmt.Fprintf(stdout, "NO VERDICT: %s\n", reason)
+		fmt.Fprintf(stderr, "NO VERDICT: %s\n", results.OneLine(reason))
 		fmt.Fprintln(stdout, "0 passed, 0 failed, 0 skipped")
 		return exitNoVerdict
 	}

@@ -105,3 +105,28 @@ func TestKernelProblems(t *testing.T) {
 		t.Fatalf("KernelProblems() = %q", got)
 	}
 }
+
+// Lines as kernels print them when something is wrong, each of which must
+// fail the run, and lines that must not.
+func TestKernelProblemsTable(t *testing.T) {
+	for line, want := range map[string]bool{
+		"[   12.345678] kernel BUG at mm/slub.c:451!":                                                         true,
+		"[    5.000000] BUG: KASAN: slab-out-of-bounds in stackmap_insert+0x1c/0x1a0":                         true,
+		"[    5.000000] UBSAN: array-index-out-of-bounds in kernel/trace/trace_stackmap.c:210:5":              true,
+		"[    5.000000] BUG: KFENCE: out-of-bounds read in stackmap_seq_show+0x40/0x90":                       true,
+		"[    5.000000] KFENCE: use-after-free read in stackmap_bin_read":                                     true,
+		"[    5.000000] list_add corruption. next->prev should be prev (ffff8880), but was 0000000000000000":  true,
+		"[    5.000000] list_del corruption, ffff888003e1c0c8->next is LIST_POISON1 (dead000000000100)":       true,
+		"[  243.000000] INFO: task kworker/0:1:31 blocked for more than 120 seconds.":                         true,
+		"[   30.000000] rcu: INFO: rcu_preempt self-detected stall on CPU":                                    true,
+		"[   22.000000] watchdog: BUG: soft lockup - CPU#0 stuck for 22s! [swapper/0:1]":                      true,
+		"[    3.000000] Internal error: Oops: 0000000096000004 [#1] SMP":                                      true,
+		"[    1.000000] ftrace_stackmap: 16384 entries, 32768 slots":                                          false,
+		"[    1.000000] ftrace_stackmap: fault 'no_ebusy' on: this kernel breaks the stackmap ABI on purpose": false,
+		"[    0.100000] Kernel command line: console=ttyS0 panic=-1":                                          false,
+	} {
+		if got := len(KernelProblems([]byte(line+"\n"))) == 1; got != want {
+			t.Errorf("KernelProblems(%q) caught it: %v, want %v", line, got, want)
+		}
+	}
+}

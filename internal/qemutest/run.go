@@ -577,7 +577,7 @@ func appendConsole(runDir, name string, boot qemu.Boot) {
 
 // kernelTrouble matches the first line of what a kernel prints when it
 // warns, oopses or stalls.
-var kernelTrouble = regexp.MustCompile(`WARNING: |BUG: |Oops|general protection fault|soft lockup|hard LOCKUP|rcu: INFO: |self-detected stall|Unable to handle kernel`)
+var kernelTrouble = regexp.MustCompile(`WARNING: |BUG: |kernel BUG at |Oops|general protection fault|soft lockup|hard LOCKUP|rcu: INFO: |self-detected stall|Unable to handle kernel|UBSAN: |KASAN: |KFENCE: |list_(add|del) corruption|INFO: task .* blocked for more than`)
 
 // KernelProblems returns the kernel log lines that report trouble.
 func KernelProblems(dmesg []byte) []string {

@@ -45,7 +45,7 @@ func Write(res *Result) (string, error) {
 	summary := Text(res)
 	for _, f := range []struct{ name, text string }{
 		{SummaryFile, summary}, {KTAPFile, KTAP(res)}, {EvidenceFile, Evidence(res)},
-		{VerdictFile, res.Verdict() + "\n"},
+		{VerdictFile, OneLine(res.Verdict()) + "\n"},
 	} {
 		if err := os.WriteFile(filepath.Join(res.Dir, f.name), []byte(f.text), 0o644); err != nil {
 			return summary, err
@@ -57,7 +57,19 @@ func Write(res *Result) (string, error) {
 // WriteVerdict puts the verdict of a run that ended without reports (no
 // trustworthy verdict) into its directory.
 func WriteVerdict(dir, verdict string) error {
-	return os.WriteFile(filepath.Join(dir, VerdictFile), []byte(verdict+"\n"), 0o644)
+	return os.WriteFile(filepath.Join(dir, VerdictFile), []byte(OneLine(verdict)+"\n"), 0o644)
+}
+
+// OneLine is a verdict as verdict.txt keeps it, for scripts: its first line,
+// control characters (colour escapes among them) dropped.
+func OneLine(verdict string) string {
+	first, _, _ := strings.Cut(verdict, "\n")
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, first)
 }
 
 // Text is the run in full: where it ran, one line per spec, the

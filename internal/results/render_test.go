@@ -309,3 +309,14 @@ func withRequest(res *Result, o Request) *Result {
 	res.Request = o
 	return res
 }
+
+func TestVerdictIsOneLineWithoutEscapes(t *testing.T) {
+	dir := t.TempDir()
+	if err := WriteVerdict(dir, "NO VERDICT: boot default did not reach the suite: \x1b[31mpanic\x1b[0m\nthe console's last lines:\n  x"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, VerdictFile))
+	if string(got) != "NO VERDICT: boot default did not reach the suite: [31mpanic[0m\n" {
+		t.Fatalf("verdict.txt = %q, want one line without control characters", got)
+	}
+}
