@@ -60,8 +60,11 @@ func WriteVerdict(dir, verdict string) error {
 	return os.WriteFile(filepath.Join(dir, VerdictFile), []byte(OneLine(verdict)+"\n"), 0o644)
 }
 
+// ansiEscape is a terminal control sequence, such as a colour.
+var ansiEscape = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+
 // OneLine is a verdict as verdict.txt keeps it, for scripts: its first line,
-// control characters (colour escapes among them) dropped.
+// without colour escapes or other control characters.
 func OneLine(verdict string) string {
 	first, _, _ := strings.Cut(verdict, "\n")
 	return strings.Map(func(r rune) rune {
@@ -69,7 +72,7 @@ func OneLine(verdict string) string {
 			return -1
 		}
 		return r
-	}, first)
+	}, ansiEscape.ReplaceAllString(first, ""))
 }
 
 // Text is the run in full: where it ran, one line per spec, the
