@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # ftrace stackmap conformance suite.
 #
 #   make qemu-test ARCH=arm64|x86_64 [KERNEL=path] [IMAGE=lock-entry] [PROFILE=v4|v3] [LABELS=filter]

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Package harness is everything the specs use to touch tracefs: finding it,
 // reading and writing its nodes with the errno kept, feature probes, result
 // classes, and saving and restoring the settings the suite may change.

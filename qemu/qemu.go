@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Package qemu boots a kernel with an initramfs under QEMU (software
 // emulation is assumed), saves the raw console and tells how the boot ended.
 // It says nothing about the tests: only the frames in the console do.

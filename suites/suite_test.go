@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Package suites is the conformance suite's single test binary: the
 // baseline ftrace specs and the stackmap specs, compiled with `go test -c`
 // and run inside the guest (or directly on a machine, in live mode).

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Command smct is the suite's command: the Makefile's targets call it.
 package main
 

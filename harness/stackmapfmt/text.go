@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Package stackmapfmt parses the stackmap exports (stack_map, stack_map_stat,
 // stack_map_bin) and the <stack_id N> lines of trace, strictly: every
 // departure from the contract's format is an error that names the line or

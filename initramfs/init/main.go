@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Command init is PID 1 of the test guest. It mounts what the suite needs,
 // runs the compiled suite with the arguments the host put in
 // /etc/smct/run.json, writes the reports to the console as checked frames

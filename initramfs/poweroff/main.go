@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Command poweroff is the init of the floor boot (smct bench): it powers
 // the machine off at once, so the boot costs only the kernel and QEMU.
 package main

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Command workload is the guest's stack source: each run is one exec, so one
 // sched_process_exec, fork and exit with a known filename, and nothing else.
 // It replaces re-executing the suite binary, whose start costs three times

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Package apt is the host's use of apt: installing the tools the project
 // needs and downloading kernel packages of either arch without changing
 // dpkg's architecture list.

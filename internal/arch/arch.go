@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Package arch is the one table of what the suite knows about each arch it
 // runs on: Go's, Debian's and the kernel's names for it, how to cross-build
 // its kernel, and how QEMU boots it. A third arch is one more row here.

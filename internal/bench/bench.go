@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Package bench measures time to verdict against its floor, a bare boot of
 // the same kernel with the same QEMU command line and an init that only
 // powers off: `smct bench`. The timing targets live here, not in tests.

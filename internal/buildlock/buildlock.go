@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Package buildlock keeps one builder at a time in a shared build directory
 // or cache entry, across processes (two terminals, two CI jobs on a runner,
 // make matrix beside make qemu-test): two makes in one output directory

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Package consoleframe carries files from the guest to the host over a serial
 // console that the kernel writes to as well.
 //

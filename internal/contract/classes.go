@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Result classes, in ftracetest's terms, told apart in a Ginkgo report.
 //
 // Ginkgo knows passed, failed and skipped. A spec that finds its feature

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 package contract
 
 // Names of the report entries a spec adds and the host reads: the guest

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Package ftracetest reads what a kernel tree's own ftrace selftests
 // (tools/testing/selftests/ftrace/ftracetest) printed in the guest: one
 // verdict per .tc file, in ftracetest's own classes, with the log of each

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Package kernels turns what the user asked for (KERNEL=, IMAGE=, or the
 // lock's default) into a kernel QEMU can boot: fetched and verified, or
 // built and cached, checked for its arch, and unpacked for a PVH boot.

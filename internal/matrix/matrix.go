@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Package matrix runs the suite for several kernels and arches, a few boots
 // at a time, and tabulates the verdicts: `smct matrix`.
 package matrix

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Package mutants proves the suite can fail: it boots the reference kernel
 // once per fault switch (kernel/README.md) and checks that a spec of the
 // requirement the fault breaks fails, and that the kernel without faults

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Package progress shows what a long step is doing while it runs, on a
 // terminal only. Where stderr is a file or a pipe (CI logs, tests) progress
 // is dropped: what remains there is notes, errors and the report.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Package qemutest performs one conformance run under QEMU: it checks the
 // inputs, prepares the kernel and the initramfs, boots, and turns what came
 // back into a verdict. Anything that leaves no trustworthy verdict is an

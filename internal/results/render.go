@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Rendering a finished run for the people who review the stackmap series:
 // the summary qemu-test prints, KTAP as kselftest writes it (so LKFT and
 // KernelCI parsers read it), a short block of evidence to paste into a

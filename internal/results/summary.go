@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Package results holds what a run produced and renders it for the people
 // and programs that read it. It turns the Ginkgo report a guest sent back into what the
 // user reads: a verdict per spec in ftracetest's classes, requirement

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Package baseline checks the parts of ftrace every tracing kernel has. If
 // these fail, the stackmap results of the same run mean little.
 package baseline

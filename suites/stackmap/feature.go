@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Package stackmap checks the ftrace stackmap ABI: one spec per requirement
 // of the contract (CONTRACT.md), named by its IDs.
 package stackmap

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Package ci checks ci.yml, the GitHub Actions workflow, against the
 // project: a lock entry without its CI cells, a make target that is gone
 // or a b4 recipe that does not validate fails here, not on GitHub.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Package e2e boots real kernels under QEMU through the user's entry point,
 // the smct command, and checks its verdicts and exit statuses, including for
 // bad input and broken guests.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Package live runs the suite binary on this machine's own kernel (live
 // mode) and checks that it leaves tracefs as it found it: after a full run,
 // after a refusal, and after interrupts that land while a spec has settings

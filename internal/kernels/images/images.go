@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Package images reads images.lock, the pinned list of kernels the suite
 // boots, and fetches and verifies them into a local cache.
 package images

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Package kbuild builds the reference kernel: Debian's linux-source-6.12
 // with the project's patches (kernel/patches) and config fragments
 // (kernel/config), out of tree with ccache, cached under a key made of

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
 // Package kimage tells what a kernel image file is (which arch, which format)
 // before anything boots it, and unpacks the ELF vmlinux from an x86 bzImage,
 // which QEMU boots through PVH in half the time under emulation.
