@@ -37,16 +37,16 @@ func mutantsMain(args []string, stdout, stderr io.Writer) int {
 		return exitNoVerdict
 	}
 	o.ResultsDir = filepath.Join(o.ModuleDir, "results", "mutants-"+o.Arch+"-"+time.Now().Format("20060102-150405"))
-	faults := mutants.Faults()
+	all, faults := mutants.Faults(), mutants.Faults()
 	if *only != "" {
 		faults = nil
 		for _, name := range strings.Split(*only, ",") {
-			i := slices.IndexFunc(mutants.Faults(), func(f mutants.Fault) bool { return f.Name == name })
+			i := slices.IndexFunc(all, func(f mutants.Fault) bool { return f.Name == name })
 			if i < 0 {
 				fmt.Fprintf(stderr, "mutants: -faults: no fault %q (kernel/README.md lists them)\n", name)
 				return exitNoVerdict
 			}
-			faults = append(faults, mutants.Faults()[i])
+			faults = append(faults, all[i])
 		}
 	}
 	ctx, stop := interruptible()

@@ -48,16 +48,16 @@ func Resolve(r Request) (*Kernel, error) {
 		return nil, err
 	}
 	k := &Kernel{Path: path, Source: source, Entry: entry, Reference: built}
-	if k.Bootable, err = r.bootable(path); err != nil {
+	if k.SHA256, err = images.FileSHA256(path); err != nil {
+		return nil, fmt.Errorf("hashing the kernel: %w", err)
+	}
+	if k.Bootable, err = r.bootable(path, k.SHA256); err != nil {
 		return nil, err
 	}
 	if r.Kernel != "" {
 		if err := r.checkConfig(k); err != nil {
 			return nil, err
 		}
-	}
-	if k.SHA256, err = images.FileSHA256(path); err != nil {
-		return nil, fmt.Errorf("hashing the kernel: %w", err)
 	}
 	return k, nil
 }
@@ -140,8 +140,9 @@ func (r Request) buildKernel(e *images.Entry) (string, string, error) {
 }
 
 // bootable checks the kernel's arch before booting and, for an x86 bzImage,
-// unpacks the ELF vmlinux that QEMU boots through PVH.
-func (r Request) bootable(kernel string) (string, error) {
+// unpacks the ELF vmlinux that QEMU boots through PVH, cached by sum, the
+// image's sha256.
+func (r Request) bootable(kernel, sum string) (string, error) {
 	info, err := kimage.Inspect(kernel)
 	if errors.Is(err, kimage.ErrNotKernel) {
 		return "", err // it names the file and what it is instead
@@ -163,10 +164,6 @@ func (r Request) bootable(kernel string) (string, error) {
 	}
 	if info.Format != kimage.BzImage {
 		return kernel, nil
-	}
-	sum, err := images.FileSHA256(kernel)
-	if err != nil {
-		return "", fmt.Errorf("hashing the kernel: %w", err)
 	}
 	vmlinux := filepath.Join(r.CacheDir, "vmlinux", sum+".elf")
 	if _, err := os.Stat(vmlinux); err != nil {
