@@ -58,6 +58,16 @@ type runOut struct {
 // in a temporary directory.
 func qemuTest(t *testing.T, args ...string) runOut {
 	t.Helper()
+	r, err := runQemuTest(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// runQemuTest is qemuTest for a goroutine, which must not call t.Fatal:
+// an smct that did not run is an error to report.
+func runQemuTest(t *testing.T, args ...string) (runOut, error) {
 	args = append([]string{"qemu-test", "-results", t.TempDir()}, args...)
 	cmd := exec.Command(smct, args...)
 	cmd.Dir = rootDir
@@ -66,12 +76,12 @@ func qemuTest(t *testing.T, args ...string) runOut {
 	out, err := cmd.Output()
 	var exitErr *exec.ExitError
 	if err != nil && !errors.As(err, &exitErr) {
-		t.Fatalf("smct %v: %v", args, err)
+		return runOut{}, fmt.Errorf("smct %v: %v", args, err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	r := runOut{code: cmd.ProcessState.ExitCode(), stdout: string(out), last: lines[len(lines)-1]}
 	t.Logf("smct %s: exit %d\n%s\n%s", strings.Join(args, " "), r.code, stderr.String(), out)
-	return r
+	return r, nil
 }
 
 var closing = regexp.MustCompile(`^(\d+) passed, (\d+) failed, (\d+) skipped$`)
@@ -351,7 +361,10 @@ func TestTwoRunsAtOnceShareTheBuild(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			outs[i] = qemuTest(t, "-arch", "arm64", "-labels", "SM-NODE-01 || SM-NODE-02")
+			var err error
+			if outs[i], err = runQemuTest(t, "-arch", "arm64", "-labels", "SM-NODE-01 || SM-NODE-02"); err != nil {
+				t.Error(err)
+			}
 		}()
 	}
 	wg.Wait()
