@@ -70,9 +70,7 @@ var _ = describe("the binary export", func() {
 		defer f.Close()
 		before := readBin(tfs)
 		Expect(before.Records).NotTo(BeEmpty(), "no records to keep")
-		if err := tfs.Write(mapNode, "0"); err != nil {
-			harness.Prerequisite("SM-RESET-02", fmt.Errorf("writing 0 to stack_map with tracing off: %w", err))
-		}
+		resetAsSetup(tfs, "0")
 		if st := readStat(tfs); st.Entries != 0 {
 			harness.Prerequisite("SM-RESET-04", fmt.Errorf("stack_map_stat shows entries %d after a reset", st.Entries))
 		}

@@ -40,14 +40,6 @@ func unchanged(tfs *harness.TraceFS, entries int64, what string) {
 	Expect(readTrace(tfs)).To(ContainSubstring(marker), "trace was cleared by %s", what)
 }
 
-// resetAsSetup resets the map as a step of a spec about what a reset
-// leaves: a refused reset is SM-RESET-02's failure, not this spec's.
-func resetAsSetup(tfs *harness.TraceFS, input string) {
-	if err := tfs.Write(mapNode, input); err != nil {
-		harness.Prerequisite("SM-RESET-02", fmt.Errorf("writing %q to stack_map with tracing off: %w", input, err))
-	}
-}
-
 var _ = describe("resetting the map", func() {
 	harness.ReqIt("SM-RESET-01", "refuses a reset with EBUSY while tracing is on, and changes nothing", func() {
 		tfs := harness.Root()
