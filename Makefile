@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # ftrace stackmap conformance suite.
 #
-#   make qemu-test ARCH=arm64|x86_64 [KERNEL=path] [IMAGE=lock-entry] [PROFILE=v4|v3] [LABELS=filter]
+#   make qemu-test ARCH=arm64|x86_64 [KERNEL=path | TREE=kernel-source | IMAGE=lock-entry] [PROFILE=v4|v3] [LABELS=filter]
 #                  [FTRACETEST=tree/tools/testing/selftests/ftrace] [FTRACETEST_MATCH=stackmap]
 #   make kernel ARCH=... [PIN=1]   build the reference kernel (cached)
 #   make mutants ARCH=...          every fault switch of the reference kernel must be caught
@@ -14,6 +14,7 @@
 
 ARCH    ?= arm64
 KERNEL  ?=
+TREE    ?=
 IMAGE   ?=
 PROFILE ?= v4
 LABELS  ?=
@@ -28,6 +29,12 @@ FTRACETEST ?=
 FTRACETEST_MATCH ?= stackmap
 # Go lives in /usr/local/go on a fresh machine, maybe not on PATH.
 GO      ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+
+# SHELL=1 asks for a shell in the guest; make's own SHELL stays /bin/sh.
+ifeq ($(origin SHELL),command line)
+GUEST_SHELL := $(SHELL)
+override SHELL := /bin/sh
+endif
 
 PIN     ?=
 IMAGES  ?=
@@ -48,10 +55,10 @@ smct: go-check
 	@$(GO) build -o bin/smct ./cmd/smct
 
 qemu-test: smct
-	@./bin/smct qemu-test -arch '$(ARCH)' -kernel '$(KERNEL)' -image '$(IMAGE)' \
+	@./bin/smct qemu-test -arch '$(ARCH)' -kernel '$(KERNEL)' -tree '$(TREE)' -image '$(IMAGE)' \
 		-profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' \
 		-ftracetest '$(FTRACETEST)' -ftracetest-match '$(FTRACETEST_MATCH)' -jobs '$(JOBS)' -accel '$(ACCEL)' \
-		-cpu '$(CPU)' -mem '$(MEM)' -qemu-opts '$(QEMU_OPTS)' $(if $(KEEP),-keep)
+		-cpu '$(CPU)' -mem '$(MEM)' -qemu-opts '$(QEMU_OPTS)' $(if $(KEEP),-keep) $(if $(GUEST_SHELL),-shell)
 
 # The reference kernel (kernel/), built and cached; PIN=1 records it in images.lock.
 kernel: smct

@@ -40,6 +40,9 @@ type RunConfig struct {
 	// Ftracetest are the kernel tree's own selftests to run after the
 	// suite, as paths under FtraceDir; none when empty.
 	Ftracetest []string `json:"ftracetest,omitempty"`
+	// Shell asks for busybox's shell on the console instead of the suite
+	// (SHELL=1): the machine powers off when it exits.
+	Shell bool `json:"shell,omitempty"`
 }
 
 // ReadRunConfig reads the run configuration the host appended to the initramfs.

@@ -32,6 +32,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/qemu"
@@ -151,6 +152,14 @@ func (o Options) prepare(ctx context.Context) (*run, error) {
 	if _, err := types.ParseLabelFilter(o.Labels); err != nil {
 		return nil, infra("LABELS=%q: %w", o.Labels, err)
 	}
+	if o.Kernel != "" && o.Tree != "" {
+		return nil, infra("KERNEL= and TREE= name two kernels: give one")
+	}
+	if o.Tree != "" {
+		if err := kbuild.CheckTree(o.Tree, o.Arch); err != nil {
+			return nil, &InfraError{Err: err}
+		}
+	}
 	r := &run{o: o, m: m}
 	if o.FtraceDir != "" {
 		tests, err := initramfs.FtraceTests(o.FtraceDir, o.FtraceMatch)
@@ -164,7 +173,7 @@ func (o Options) prepare(ctx context.Context) (*run, error) {
 	if err := apt.Ensure(o.Progress, apt.Need{Program: m.Binary, Package: m.Package}); err != nil {
 		return nil, failed("installing QEMU", err)
 	}
-	k, err := kernels.Resolve(kernels.Request{Arch: o.Arch, Kernel: o.Kernel, Image: o.Image, LockFile: o.LockFile,
+	k, err := kernels.Resolve(kernels.Request{Arch: o.Arch, Kernel: o.Kernel, Tree: o.Tree, Image: o.Image, LockFile: o.LockFile,
 		KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir, Progress: o.Progress, Jobs: o.Jobs})
 	if err != nil {
 		return nil, &InfraError{Err: err}

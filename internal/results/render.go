@@ -462,6 +462,8 @@ func Reproduce(res *Result) string {
 	switch {
 	case o.Kernel != "":
 		opts = append(opts, opt{"KERNEL", "-kernel", o.Kernel})
+	case o.Tree != "":
+		opts = append(opts, opt{"TREE", "-tree", o.Tree})
 	case o.Image != "":
 		opts = append(opts, opt{"IMAGE", "-image", o.Image})
 	case res.Entry != "":

@@ -15,6 +15,7 @@ import (
 type Request struct {
 	Arch     string
 	Kernel   string // a kernel image path; overrides Image
+	Tree     string // a kernel source tree, built here; overrides Image
 	Image    string // an images.lock entry; "" for the lock's default
 	Profile  string // v4 or v3
 	Labels   string // Ginkgo label filter

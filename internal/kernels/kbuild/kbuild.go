@@ -303,7 +303,9 @@ func (b Builder) compile(a Arch, key string) (string, error) {
 // Make configures the source tree src (tinyconfig plus the fragments, each
 // line checked) and compiles it into out with ccache, its output in log.
 // ccache takes work as the base of the paths it hashes.
-func (b Builder) Make(work, src, out, log string, fragments []string) error {
+// Lines in absent may be missing from the final .config: options of a
+// feature the tree does not have.
+func (b Builder) Make(work, src, out, log string, fragments []string, absent ...string) error {
 	a := arches[b.Arch]
 	env := append(withoutMake(os.Environ()),
 		"ARCH="+a.KArch, "CROSS_COMPILE="+a.Cross,
@@ -323,7 +325,7 @@ func (b Builder) Make(work, src, out, log string, fragments []string) error {
 	if err := run(src, env, "make", "O="+out, "olddefconfig"); err != nil {
 		return err
 	}
-	if err := checkConfig(filepath.Join(out, ".config"), fragments); err != nil {
+	if err := checkConfig(filepath.Join(out, ".config"), fragments, absent); err != nil {
 		return err
 	}
 	step()
@@ -338,12 +340,15 @@ func (b Builder) Make(work, src, out, log string, fragments []string) error {
 
 // checkConfig fails when a fragment line did not make it into .config:
 // merge_config.sh drops options whose dependencies are missing.
-func checkConfig(config string, fragments []string) error {
+func checkConfig(config string, fragments, absent []string) error {
 	have, err := os.ReadFile(config)
 	if err != nil {
 		return err
 	}
 	lines := map[string]bool{}
+	for _, l := range absent {
+		lines[l] = true
+	}
 	for _, l := range strings.Split(string(have), "\n") {
 		lines[l] = true
 	}
