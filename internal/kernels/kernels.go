@@ -34,12 +34,12 @@ type Request struct {
 
 // Kernel is a kernel ready to boot.
 type Kernel struct {
-	Path      string // the image resolved
-	Bootable  string // the file QEMU boots: Path, or its unpacked vmlinux
-	SHA256    string // of Path
-	Source    string // where it came from, for the reports
-	Entry     string // the images.lock entry, "" for KERNEL=
-	Reference bool   // the reference kernel built from kernel/ (it has the profile switch)
+	Path      string            // the image resolved
+	Bootable  string            // the file QEMU boots: Path, or its unpacked vmlinux
+	SHA256    string            // of Path
+	Source    string            // where it came from, for the reports
+	Entry     string            // the images.lock entry, "" for KERNEL=
+	Reference bool              // the reference kernel built from kernel/ (it has the profile switch)
 	Tree      *kbuild.TreeState // the source tree it was built from, for TREE=
 }
 
