@@ -132,7 +132,11 @@ func (r Request) buildKernel(e *images.Entry) (string, string, error) {
 	build, from, changed := b.Build, "built from kernel/", "kernel/ differs from what images.lock pins for %s/%s; `make kernel ARCH=%[2]s PIN=1` records it"
 	if e.Kind == images.KindB4 {
 		tb := kbuild.TreeBuilder{Entry: e, Arch: b.Arch, KernelDir: b.KernelDir, CacheDir: b.CacheDir, Progress: b.Progress, Jobs: b.Jobs}
-		build, from = tb.Build, fmt.Sprintf("%s at %s + %s", e.Tree, e.Base, e.MessageID)
+		series := e.MessageID
+		if e.Series != "" {
+			series = e.Series
+		}
+		build, from = tb.Build, fmt.Sprintf("%s at %s + %s", e.Tree, e.Base, series)
 		changed = "the recipe, fragments or compiler of %s/%s differ from what images.lock pins"
 	}
 	res, err := build()
