@@ -406,9 +406,32 @@ func (b Builder) makeWithProgress(dir string, env []string, log string, args ...
 		fmt.Fprintln(b.Progress)
 	}
 	if err != nil {
-		return fmt.Errorf("kernel build failed (%v); the end of %s:\n%s", err, log, tailFile(log, 20))
+		return &BuildError{Log: log, Err: err}
 	}
 	return nil
+}
+
+// BuildError is a kernel build that failed: make's own failure, not the
+// suite's. A series walk blames the patch for it.
+type BuildError struct {
+	Log string // make's output
+	Err error
+}
+
+func (e *BuildError) Error() string {
+	return fmt.Sprintf("kernel build failed (%v); the end of %s:\n%s", e.Err, e.Log, tailFile(e.Log, 20))
+}
+
+// FirstError is the compiler's or linker's first error line in the log,
+// or make's last words when there is none.
+func (e *BuildError) FirstError() string {
+	data, _ := os.ReadFile(e.Log)
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.Contains(l, "error:") || strings.Contains(l, "undefined reference") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return lastLines(string(data), 1)
 }
 
 func (b Builder) progressLine(s string) {
