@@ -14,6 +14,9 @@ const (
 	SuitePath     = "/suites.test"
 	WorkloadPath  = "/workload" // the suite's -smct.workload in the guest
 	RunConfigPath = "/etc/smct/run.json"
+	// CaptureDir is the suite's -smct.capture in the guest: the init sends
+	// each file in it to the host, as a frame named after it.
+	CaptureDir = "/tmp/capture"
 )
 
 // Where the kernel tree's ftrace selftests and the busybox they run with

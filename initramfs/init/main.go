@@ -114,6 +114,16 @@ func run(console *os.File) (int, error) {
 	if err := consoleframe.Write(console, filepath.Base(reportPath), report); err != nil {
 		return 0, err
 	}
+	captured, _ := os.ReadDir(initramfs.CaptureDir)
+	for _, e := range captured {
+		data, err := os.ReadFile(filepath.Join(initramfs.CaptureDir, e.Name()))
+		if err != nil {
+			return 0, err
+		}
+		if err := consoleframe.Write(console, e.Name(), data); err != nil {
+			return 0, err
+		}
+	}
 	if len(cfg.Ftracetest) > 0 {
 		out, logs := runFtracetest(ctx, cfg.Ftracetest)
 		if err := consoleframe.Write(console, initramfs.SelftestOutput, out); err != nil {

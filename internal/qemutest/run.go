@@ -8,6 +8,7 @@ package qemutest
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,6 +24,7 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/dumpcheck"
 	"github.com/ftrace-stackmap/conformance/internal/kernels"
 
 	"github.com/onsi/ginkgo/v2/types"
@@ -396,6 +398,9 @@ func (r *run) finish() (*results.Result, error) {
 		return res, failed("writing the reports", err)
 	}
 	res.Summary = results.Summarize(r.reports)
+	if r.o.Tree != "" {
+		res.Decoder, res.DecoderNote = checkDecoder(r.o.Tree, filepath.Join(res.Dir, "boots", "default"), r.o.Progress)
+	}
 	if res.Summary.Kernel == "" {
 		// No guest reported (every boot died): the console still names it.
 		console, _ := os.ReadFile(filepath.Join(res.Dir, "console.log"))
@@ -689,6 +694,28 @@ func readSelftests(dir, ftraceDir string, tests []string) ([]ftracetest.Case, st
 	return cases, ""
 }
 
+// checkDecoder holds the tree's own stack_map_bin decoder, if it has one,
+// to the export the default boot captured; a note says why it was not.
+func checkDecoder(tree, bootDir string, rep *progress.Reporter) (*dumpcheck.Check, string) {
+	tool := dumpcheck.Find(tree)
+	if tool == "" {
+		return nil, ""
+	}
+	bin := filepath.Join(bootDir, "stack_map_bin")
+	if _, err := os.Stat(bin); err != nil {
+		return nil, "not run: the default boot captured no stack_map_bin (SM-BIN-03 did not run, or the feature is absent)"
+	}
+	if err := apt.Ensure(rep, apt.Need{Program: "python3", Package: "python3"}); err != nil {
+		return nil, "not run: " + err.Error()
+	}
+	// Both arches the suite boots are little-endian.
+	c, err := dumpcheck.Run(tool, bin, filepath.Join(bootDir, "stack_map"), binary.LittleEndian)
+	if err != nil {
+		return nil, "not run: " + err.Error()
+	}
+	return c, ""
+}
+
 // consoleMu keeps boots ending side by side from mixing their consoles.
 var consoleMu sync.Mutex
 
@@ -764,6 +791,9 @@ func Judge(dir string, boot *qemu.Result) ([]types.Report, error) {
 		return nil, failed("reading "+log, err)
 	}
 	for name, data := range c.Files {
+		if name != filepath.Base(name) || name == ".." {
+			continue // a file name only: the guest writes in dir, nowhere else
+		}
 		os.WriteFile(filepath.Join(dir, name), data, 0o644)
 	}
 	switch {
@@ -796,7 +826,8 @@ func Judge(dir string, boot *qemu.Result) ([]types.Report, error) {
 
 func (o Options) suiteArgs(filter string) []string {
 	return []string{"-ginkgo.v", "-ginkgo.no-color", "-ginkgo.fail-on-empty",
-		"-smct.profile=" + o.Profile, "-smct.workload=" + initramfs.WorkloadPath, "-ginkgo.label-filter=" + filter}
+		"-smct.profile=" + o.Profile, "-smct.workload=" + initramfs.WorkloadPath, "-smct.capture=" + initramfs.CaptureDir,
+		"-ginkgo.label-filter=" + filter}
 }
 
 // step shows a step while it runs (on a terminal only); the returned func

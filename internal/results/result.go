@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/dumpcheck"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
@@ -45,13 +46,18 @@ type Result struct {
 	// for; SelftestsNote says why there are none, or what went wrong.
 	Selftests     []ftracetest.Case
 	SelftestsNote string
+	// Decoder is the tree's own stack_map_bin decoder held to the
+	// kernel's export (TREE= runs whose tree has one); DecoderNote says
+	// why it was not, when it has one.
+	Decoder     *dumpcheck.Check
+	DecoderNote string
 }
 
 // ExitCode is the run's exit status: the summary's, or 1 when a kernel log
 // shows a problem and nothing worse happened.
 func (r *Result) ExitCode() int {
 	code := r.Summary.ExitCode()
-	if code == 0 && len(r.KernelProblems) > 0 {
+	if code == 0 && (len(r.KernelProblems) > 0 || r.Decoder != nil && !r.Decoder.Agrees()) {
 		return 1
 	}
 	return code
@@ -65,6 +71,9 @@ func (r *Result) Verdict() string {
 	case 0:
 		return "ok"
 	case 1:
+		if s.ExitCode() == 0 && len(r.KernelProblems) == 0 {
+			return "FAIL: the tree's " + dumpcheck.Tool + " disagrees with the kernel's export"
+		}
 		if s.ExitCode() == 0 {
 			return "FAIL: the kernel logged problems"
 		}
