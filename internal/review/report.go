@@ -153,6 +153,9 @@ func (w *Walk) Text() string {
 		row("build", func(k int) string { return stepBuild(steps[k]) })
 		row("boot", func(k int) string { return stepBoot(steps[k]) })
 		row("time", func(k int) string { return steps[k].Wall.Round(time.Second).String() })
+		if w.hasDecoder(arch) {
+			row("decoder", func(k int) string { return orDash(steps[k].Decoder) })
+		}
 		for _, id := range w.ids(arch) {
 			row(id, func(k int) string { return w.cell(arch, k, id) })
 		}
@@ -214,6 +217,22 @@ func (w *Walk) problems() string {
 		}
 	}
 	return b.String()
+}
+
+func (w *Walk) hasDecoder(arch string) bool {
+	for _, st := range w.Steps[arch] {
+		if st.Decoder != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // Verdict is the walk's in a word or three.
@@ -293,6 +312,9 @@ func (w *Walk) KTAP() string {
 			if st.Infra != "" {
 				add(false, "suite", "ERROR "+oneLine(st.Infra))
 				continue
+			}
+			if st.Decoder != "" {
+				add(st.Decoder == "agrees", "decoder", "")
 			}
 			for _, id := range w.ids(arch) {
 				switch c := st.Classes[id]; c {

@@ -30,6 +30,7 @@ type Step struct {
 	RunDir  string
 	Classes map[string]contract.Class // per requirement: the worst of its specs
 	Kernel  string                    // the guest's uname
+	Decoder string                    // the tree's stack_map_bin decoder against the kernel: "agrees", "DIFFERS" or ""
 	// Problems are why this prefix fails the walk: a build or boot that
 	// failed, failing specs, a BASE- requirement or the feature lost.
 	Problems []string
@@ -166,6 +167,13 @@ func (w Walker) step(ctx context.Context, st *Step, src, resultsDir string) erro
 	}
 	for _, p := range res.KernelProblems {
 		st.Problems = append(st.Problems, "kernel log: "+p)
+	}
+	if d := res.Decoder; d != nil {
+		st.Decoder = "agrees"
+		if !d.Agrees() {
+			st.Decoder = "DIFFERS"
+			st.Problems = append(st.Problems, "the tree's stackmap_dump.py disagrees with the kernel: "+d.Problems[0])
+		}
 	}
 	if _, err := results.Write(res); err != nil {
 		return fmt.Errorf("writing the reports of %s: %w", res.Dir, err)
