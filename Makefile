@@ -8,6 +8,8 @@
 #   make stress ARCH=...           the hot path under load
 #   make matrix [IMAGES=a,b]       every images.lock entry on both arches, two boots at a time
 #   make bench [IMAGE=entry] [REPS=3] [IMAGES=a,b]   time to verdict against a bare boot
+#   make review SERIES=mbox|msgid|base..head TREE=dir [BASE=rev] [ARCHES=a,b] [AGAINST=...]
+#                      walk a series patch by patch: build, boot and test every prefix
 #   make test          unit tests and end-to-end boots of both arches
 #
 # Exit status of qemu-test: 0 no spec failed, 1 a spec failed, 2 no verdict.
@@ -38,10 +40,14 @@ override SHELL := /bin/sh
 endif
 
 PIN     ?=
+SERIES  ?=
+AGAINST ?=
+BASE    ?=
+ARCHES  ?= arm64,x86_64
 IMAGES  ?=
 REPS    ?= 3
 
-.PHONY: go-check qemu-test kernel mutants stress matrix bench test unit-test smct clean
+.PHONY: go-check qemu-test kernel mutants stress matrix bench review test unit-test smct clean
 
 # Go and the version go.mod asks for, checked before anything else: a
 # fresh machine may have neither, and Go's own message would not say how.
@@ -82,6 +88,12 @@ matrix: smct
 # throughput of a matrix (the Debian entries, or IMAGES=); medians of REPS.
 bench: smct
 	@./bin/smct bench -image '$(IMAGE)' -reps '$(REPS)' -matrix-images '$(IMAGES)' -timeout '$(TIMEOUT)'
+
+# A series walked patch by patch on every arch: per-patch table and evidence.
+review: smct
+	@./bin/smct review -series '$(SERIES)' -tree '$(TREE)' -base '$(BASE)' -arches '$(ARCHES)' \
+		-against '$(AGAINST)' -profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' -jobs '$(JOBS)' \
+		-accel '$(ACCEL)' -lanes '$(or $(LANES),0)'
 
 # The suites package is the guest's test binary: it runs under QEMU (e2e),
 # not on the build host.
