@@ -29,6 +29,7 @@ func reviewMain(args []string, stdout, stderr io.Writer) int {
 	tree := fs.String("tree", "", "the kernel source tree (a git repository) the series applies on")
 	base := fs.String("base", "", "the revision of -tree an mbox or message-id series applies on (default HEAD)")
 	arches := fs.String("arches", "arm64,x86_64", "arches to walk, comma-separated")
+	resultsDir := fs.String("results", "", "where the walk's directory goes (default: the project's results/)")
 	fs.StringVar(&o.Profile, "profile", "v4", "contract profile: v4 or v3")
 	fs.StringVar(&o.Labels, "labels", "", "Ginkgo label filter")
 	runFlags(fs, &o)
@@ -79,7 +80,10 @@ func reviewMain(args []string, stdout, stderr io.Writer) int {
 		}
 		read = append(read, s)
 	}
-	dir := filepath.Join(o.ModuleDir, "results", "review-"+time.Now().Format("20060102-150405"))
+	if *resultsDir == "" {
+		*resultsDir = filepath.Join(o.ModuleDir, "results")
+	}
+	dir, _ := filepath.Abs(filepath.Join(*resultsDir, "review-"+time.Now().Format("20060102-150405")))
 	ctx, stop := interruptible()
 	defer stop()
 	w := review.Walker{Options: o, Arches: archNames, Log: func(format string, args ...any) {

@@ -227,7 +227,7 @@ type made struct {
 // order, so the reports do not depend on which boot ended first.
 func (r *run) bootAll(ctx context.Context, plans []contract.BootPlan) error {
 	lanes := r.o.lanes(len(plans))
-	r.lanes = lanes
+	r.res.Lanes = lanes
 	outs := make([]*made, len(plans))
 	sem := make(chan struct{}, lanes)
 	var wg sync.WaitGroup

@@ -37,6 +37,7 @@ type Result struct {
 	Source    string  // where it came from: the lock entry and package, or KERNEL=
 	KernelSHA string
 	Machine   string // QEMU's version and machine settings
+	Lanes     int    // boots made at a time
 	Summary   Summary
 	Boots     []BootResult
 	// KernelProblems are warnings, oopses and lockups the guests' kernel
