@@ -41,6 +41,7 @@ type Kernel struct {
 	Entry     string            // the images.lock entry, "" for KERNEL=
 	Reference bool              // the reference kernel built from kernel/ (it has the profile switch)
 	Tree      *kbuild.TreeState // the source tree it was built from, for TREE=
+	Cached    bool              // built here before: found in the cache
 }
 
 // Resolve finds, fetches or builds the kernel, and checks it can boot.
@@ -165,7 +166,7 @@ func (r Request) buildTree() (*Kernel, error) {
 	if res.Cached {
 		how = "cached build"
 	}
-	return &Kernel{Path: res.Image, Source: fmt.Sprintf("TREE=%s (%s, inputs %s)", state, how, res.Key[:16]), Tree: &state}, nil
+	return &Kernel{Path: res.Image, Source: fmt.Sprintf("TREE=%s (%s, inputs %s)", state, how, res.Key[:16]), Tree: &state, Cached: res.Cached}, nil
 }
 
 // bootable checks the kernel's arch before booting and, for an x86 bzImage,

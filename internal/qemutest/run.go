@@ -189,7 +189,7 @@ func (o Options) prepare(ctx context.Context) (*run, error) {
 		r.o.BootArgs = append(r.o.BootArgs, "ftrace_stackmap.profile=v3")
 	}
 	r.kernel = k.Bootable
-	r.res = &results.Result{Request: o.Request, Kernel: k.Path, Entry: k.Entry, Source: k.Source, KernelSHA: k.SHA256, Machine: m.Describe()}
+	r.res = &results.Result{Request: o.Request, Kernel: k.Path, Entry: k.Entry, Source: k.Source, KernelSHA: k.SHA256, KernelCached: k.Cached, Machine: m.Describe()}
 	step := o.step("building initramfs (%s)", o.Arch)
 	b := initramfs.Builder{ModuleDir: o.ModuleDir, OutDir: filepath.Join(o.ModuleDir, "build", o.Arch), Arch: o.Arch}
 	r.base, err = b.Build(ctx)

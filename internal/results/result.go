@@ -36,10 +36,12 @@ type Result struct {
 	Entry     string  // the images.lock entry it came from, "" for KERNEL=
 	Source    string  // where it came from: the lock entry and package, or KERNEL=
 	KernelSHA string
-	Machine   string // QEMU's version and machine settings
-	Lanes     int    // boots made at a time
-	Summary   Summary
-	Boots     []BootResult
+	// KernelCached says a kernel built here came from the cache.
+	KernelCached bool
+	Machine      string // QEMU's version and machine settings
+	Lanes        int    // boots made at a time
+	Summary      Summary
+	Boots        []BootResult
 	// KernelProblems are warnings, oopses and lockups the guests' kernel
 	// logs show: a kernel that misbehaves fails the run.
 	KernelProblems []string

@@ -156,6 +156,7 @@ func (w Walker) step(ctx context.Context, st *Step, src, resultsDir string) erro
 		return nil
 	}
 	st.Build, st.Boot = "ok", "ok"
+	st.Cached = res.KernelCached
 	st.Kernel = res.Summary.Kernel
 	st.Classes = map[string]contract.Class{}
 	for _, sp := range res.Summary.Specs {
