@@ -173,7 +173,8 @@ func TestReviewReportsAPatchThatDoesNotBuild(t *testing.T) {
 		t.Fatalf("exit %d, want 1", code)
 	}
 	table, _ := os.ReadFile(filepath.Join(dir, "series.txt"))
-	if got := row(t, string(table), "build"); strings.Join(got, " ") != "ok ok FAIL ok" {
+	// A prefix built before (the base, by another walk) comes from the cache.
+	if got := strings.ReplaceAll(strings.Join(row(t, string(table), "build"), " "), "cached", "ok"); got != "ok ok FAIL ok" {
 		t.Errorf("build row %q, want ok ok FAIL ok", got)
 	}
 	if got := row(t, string(table), "verdict"); strings.Join(got, " ") != "ok ok FAIL ok" {
