@@ -7,7 +7,8 @@
 #   make mutants ARCH=...          every fault switch of the reference kernel must be caught
 #   make stress ARCH=...           the hot path under load
 #   make matrix [IMAGES=a,b]       every images.lock entry on both arches, two boots at a time
-#   make bench [IMAGE=entry] [REPS=3] [IMAGES=a,b]   time to verdict against a bare boot
+#   make bench [IMAGE=entry] [REPS=3] [IMAGES=a,b] [WALK_SERIES=s WALK_TREE=dir]
+#                      time to verdict against a bare boot; a series walk against full runs
 #   make review SERIES=mbox|msgid|base..head TREE=dir [BASE=rev] [ARCHES=a,b] [AGAINST=...]
 #                      walk a series patch by patch: build, boot and test every prefix
 #   make test          unit tests and end-to-end boots of both arches
@@ -46,6 +47,8 @@ BASE    ?=
 ARCHES  ?= arm64,x86_64
 IMAGES  ?=
 REPS    ?= 3
+WALK_SERIES ?=
+WALK_TREE   ?=
 
 .PHONY: go-check qemu-test kernel mutants stress matrix bench review test unit-test smct clean
 
@@ -87,7 +90,8 @@ matrix: smct
 # Time to verdict of IMAGE= against a bare boot of the same kernel, and the
 # throughput of a matrix (the Debian entries, or IMAGES=); medians of REPS.
 bench: smct
-	@./bin/smct bench -image '$(IMAGE)' -reps '$(REPS)' -matrix-images '$(IMAGES)' -timeout '$(TIMEOUT)'
+	@./bin/smct bench -image '$(IMAGE)' -reps '$(REPS)' -matrix-images '$(IMAGES)' -timeout '$(TIMEOUT)' \
+		-walk-series '$(WALK_SERIES)' -walk-tree '$(WALK_TREE)'
 
 # A series walked patch by patch on every arch: per-patch table and evidence.
 review: smct

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/ftrace-stackmap/conformance/internal/bench"
@@ -27,6 +28,9 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	arches := fs.String("arches", "arm64,x86_64", "comma-separated arches")
 	matrixImages := fs.String("matrix-images", "", "entries of the matrix timed for throughput (default: the debian ones; \"none\" to skip)")
 	results := fs.String("results", "results", "where bench-<time>.json goes")
+	fs.StringVar(&o.WalkSeries, "walk-series", "", "a series (as make review takes it) whose walk is timed too")
+	fs.StringVar(&o.WalkTree, "walk-tree", "", "the tree -walk-series applies on")
+	fs.StringVar(&o.WalkArch, "walk-arch", "x86_64", "the arch the walk is timed on")
 	if err := fs.Parse(args); err != nil {
 		return exitNoVerdict
 	}
@@ -36,6 +40,15 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	}
 	if !workplace(&o.Base, stderr) {
 		return exitNoVerdict
+	}
+	if (o.WalkSeries == "") != (o.WalkTree == "") {
+		fmt.Fprintln(stderr, "bench: -walk-series and -walk-tree go together")
+		return exitNoVerdict
+	}
+	for _, p := range []*string{&o.WalkSeries, &o.WalkTree} {
+		if _, err := os.Stat(*p); *p != "" && err == nil {
+			*p, _ = filepath.Abs(*p)
+		}
 	}
 	var err error
 	if o.Arches, err = archList(*arches); err != nil {

@@ -179,17 +179,19 @@ func (o Options) prepare(ctx context.Context) (*run, error) {
 	if err := apt.Ensure(o.Progress, apt.Need{Program: m.Binary, Package: m.Package}); err != nil {
 		return nil, failed("installing QEMU", err)
 	}
+	kernelStart := time.Now()
 	k, err := kernels.Resolve(kernels.Request{Arch: o.Arch, Kernel: o.Kernel, Tree: o.Tree, Image: o.Image, LockFile: o.LockFile,
 		KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir, Progress: o.Progress, Jobs: o.Jobs})
 	if err != nil {
 		return nil, &InfraError{Err: err}
 	}
+	kernelTime := time.Since(kernelStart)
 	if k.Reference && o.Profile == "v3" {
 		// The reference kernel is v4 unless told otherwise.
 		r.o.BootArgs = append(r.o.BootArgs, "ftrace_stackmap.profile=v3")
 	}
 	r.kernel = k.Bootable
-	r.res = &results.Result{Request: o.Request, Kernel: k.Path, Entry: k.Entry, Source: k.Source, KernelSHA: k.SHA256, KernelCached: k.Cached, Machine: m.Describe()}
+	r.res = &results.Result{Request: o.Request, Kernel: k.Path, Entry: k.Entry, Source: k.Source, KernelSHA: k.SHA256, KernelCached: k.Cached, KernelTime: kernelTime, Machine: m.Describe()}
 	step := o.step("building initramfs (%s)", o.Arch)
 	b := initramfs.Builder{ModuleDir: o.ModuleDir, OutDir: filepath.Join(o.ModuleDir, "build", o.Arch), Arch: o.Arch}
 	r.base, err = b.Build(ctx)

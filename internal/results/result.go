@@ -38,8 +38,9 @@ type Result struct {
 	KernelSHA string
 	// KernelCached says a kernel built here came from the cache.
 	KernelCached bool
-	Machine      string // QEMU's version and machine settings
-	Lanes        int    // boots made at a time
+	KernelTime   time.Duration // finding, fetching or building the kernel
+	Machine      string        // QEMU's version and machine settings
+	Lanes        int           // boots made at a time
 	Summary      Summary
 	Boots        []BootResult
 	// KernelProblems are warnings, oopses and lockups the guests' kernel

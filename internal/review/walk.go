@@ -27,9 +27,10 @@ type Step struct {
 	Infra   string        // why the suite gave no verdict, when it did not
 	Wall    time.Duration // build and boots
 	Cached  bool          // the kernel came from the cache
+	Kernel  time.Duration // of Wall, building (or finding) the kernel
 	RunDir  string
 	Classes map[string]contract.Class // per requirement: the worst of its specs
-	Kernel  string                    // the guest's uname
+	Uname   string                    // the guest's uname
 	Decoder string                    // the tree's stack_map_bin decoder against the kernel: "agrees", "DIFFERS" or ""
 	// Problems are why this prefix fails the walk: a build or boot that
 	// failed, failing specs, a BASE- requirement or the feature lost.
@@ -134,6 +135,7 @@ func (w Walker) step(ctx context.Context, st *Step, src, resultsDir string) erro
 	st.Wall = time.Since(start)
 	if res != nil {
 		st.RunDir = res.Dir
+		st.Kernel = res.KernelTime
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -157,7 +159,7 @@ func (w Walker) step(ctx context.Context, st *Step, src, resultsDir string) erro
 	}
 	st.Build, st.Boot = "ok", "ok"
 	st.Cached = res.KernelCached
-	st.Kernel = res.Summary.Kernel
+	st.Uname = res.Summary.Kernel
 	st.Classes = map[string]contract.Class{}
 	for _, sp := range res.Summary.Specs {
 		for _, id := range sp.IDs {
