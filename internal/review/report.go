@@ -143,11 +143,11 @@ func (w *Walk) Text() string {
 		steps := w.Steps[arch]
 		b.WriteString("\n")
 		row := func(label string, cell func(k int) string) {
-			fmt.Fprintf(&b, "%-16s", label)
+			line := fmt.Sprintf("%-16s", label)
 			for k := range steps {
-				fmt.Fprintf(&b, " %-7s", cell(k))
+				line += fmt.Sprintf(" %-7s", cell(k))
 			}
-			b.WriteString("\n")
+			b.WriteString(strings.TrimRight(line, " ") + "\n")
 		}
 		row(arch, func(k int) string { return fmt.Sprintf("%d/%d", k, n) })
 		row("build", func(k int) string { return stepBuild(steps[k]) })

@@ -108,7 +108,7 @@ func TestTableMarksWhatEachPatchChanged(t *testing.T) {
 	)
 	text := w.Text()
 	for _, want := range []string{
-		"SM-NODE-01       UNSUP   PASS*   PASS ",
+		"SM-NODE-01       UNSUP   PASS*   PASS\n",
 		"SM-BIN-01        UNSUP   FAIL*   PASS*",
 		"1/2 x86_64: UNSUPPORTED -> PASS: SM-NODE-01",
 		"2/2 x86_64: FAIL -> PASS: SM-BIN-01",
