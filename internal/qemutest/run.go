@@ -99,7 +99,10 @@ var prepare sync.Mutex
 func Run(ctx context.Context, o Options) (*results.Result, error) {
 	r, err := o.prepare(ctx)
 	if err != nil {
-		return nil, err
+		if r == nil {
+			return nil, err
+		}
+		return r.res, err
 	}
 	for _, plan := range o.plans() {
 		if err := r.boot(ctx, plan); err != nil {
@@ -128,70 +131,87 @@ type run struct {
 // initramfs and the list of specs ready, and makes the run's directory.
 // Runs side by side share one preparation at a time.
 func (o Options) prepare(ctx context.Context) (*run, error) {
+	if o.Seed == 0 {
+		o.Seed = NewSeed()
+	}
+	// The run's directory comes first, and results/latest with it: even a
+	// run refused for its input leaves its verdict and reports there.
+	r := &run{o: o}
+	r.res = &results.Result{Request: o.Request, Started: time.Now(), Suite: suiteID(o.ModuleDir)}
+	for _, plan := range o.plans() {
+		r.res.Plans = append(r.res.Plans, plan.Name)
+	}
+	var err error
+	if r.res.Dir, err = newRunDir(o.ResultsDir, o.Arch); err != nil {
+		return nil, failed("making the run directory", err)
+	}
 	a, err := arch.Lookup(o.Arch)
 	if err != nil {
-		return nil, &InfraError{Err: err}
+		return r, &InfraError{Err: err}
 	}
 	m := qemu.Machines()[o.Arch]
 	accel, err := qemu.ChooseAccel(a.GOARCH, o.Accel, func() error { return qemu.KVMWorks(m) })
 	if err != nil {
-		return nil, &InfraError{Err: err}
+		return r, &InfraError{Err: err}
 	}
 	m = m.WithAccel(accel)
 	if o.CPU != "" {
 		m = m.WithCPU(o.CPU)
 	}
+	r.m = m
 	if o.Profile != "v4" && o.Profile != "v3" {
-		return nil, infra("PROFILE=%q: want v4 or v3", o.Profile)
+		return r, infra("PROFILE=%q: want v4 or v3", o.Profile)
+	}
+	if o.Require != results.RequireAuto && o.Require != results.RequireStackmap && o.Require != results.RequireNone {
+		return r, infra("REQUIRE=%q: want stackmap, none, or nothing for the kernel's default", o.Require)
 	}
 	if err := repeatedParam(o.BootArgs, o.plans()); err != nil {
-		return nil, err
+		return r, err
 	}
 	// A filter Ginkgo cannot read is refused now, not after a kernel build.
 	if _, err := types.ParseLabelFilter(o.Labels); err != nil {
-		return nil, infra("LABELS=%q: %w", o.Labels, err)
+		return r, infra("LABELS=%q: %s", o.Labels, results.Plain(err.Error()))
 	}
-	r := &run{o: o, m: m}
 	if o.FtraceDir != "" {
 		tests, err := initramfs.FtraceTests(o.FtraceDir, o.FtraceMatch)
 		if err != nil {
-			return nil, failed("finding the tree's selftests", err)
+			return r, failed("finding the tree's selftests", err)
 		}
 		r.selftests = &selftestSetup{tests: tests}
 	}
 	prepare.Lock()
 	defer prepare.Unlock()
 	if err := apt.Ensure(o.Progress, apt.Need{Program: m.Binary, Package: m.Package}); err != nil {
-		return nil, failed("installing QEMU", err)
+		return r, failed("installing QEMU", err)
 	}
 	k, err := kernels.Resolve(kernels.Request{Arch: o.Arch, Kernel: o.Kernel, Image: o.Image, LockFile: o.LockFile,
 		KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir, Progress: o.Progress, Jobs: o.Jobs})
 	if err != nil {
-		return nil, &InfraError{Err: err}
+		return r, &InfraError{Err: err}
+	}
+	if r.res.Required, r.res.RequiredWhy, err = required(o.Require, o.LockFile, k.Entry); err != nil {
+		return r, &InfraError{Err: err}
 	}
 	if k.Reference && o.Profile == "v3" {
 		// The reference kernel is v4 unless told otherwise.
 		r.o.BootArgs = append(r.o.BootArgs, "ftrace_stackmap.profile=v3")
 	}
 	r.kernel = k.Bootable
-	r.res = &results.Result{Request: o.Request, Kernel: k.Path, Entry: k.Entry, Source: k.Source, KernelSHA: k.SHA256, Machine: m.Describe()}
+	r.res.Kernel, r.res.Entry, r.res.Source, r.res.KernelSHA, r.res.Machine = k.Path, k.Entry, k.Source, k.SHA256, m.Describe()
 	step := o.step("building initramfs (%s)", o.Arch)
 	b := initramfs.Builder{ModuleDir: o.ModuleDir, OutDir: filepath.Join(o.ModuleDir, "build", o.Arch), Arch: o.Arch}
 	r.base, err = b.Build(ctx)
 	step(err)
 	if err != nil {
-		return nil, failed("building the initramfs", err)
+		return r, failed("building the initramfs", err)
 	}
 	if r.specs, err = listSpecs(ctx, b.HostSuite()); err != nil {
-		return nil, failed("listing the specs", err)
+		return r, failed("listing the specs", err)
 	}
 	if r.selftests != nil {
 		if r.selftests.records, err = o.selftestRecords(); err != nil {
-			return nil, failed("preparing the selftests", err)
+			return r, failed("preparing the selftests", err)
 		}
-	}
-	if r.res.Dir, err = newRunDir(o.ResultsDir, o.Arch); err != nil {
-		return nil, failed("making the run directory", err)
 	}
 	return r, nil
 }
@@ -271,6 +291,9 @@ func (r *run) finish() (*results.Result, error) {
 		return res, failed("writing the reports", err)
 	}
 	res.Summary = results.Summarize(r.reports)
+	if res.Required {
+		res.Summary.Require(contract.LabelStackmap, res.RequiredWhy)
+	}
 	if res.Summary.Kernel == "" {
 		// No guest reported (every boot died): the console still names it.
 		console, _ := os.ReadFile(filepath.Join(res.Dir, "console.log"))
@@ -607,16 +630,13 @@ func featureAbsent(reports []types.Report) string {
 	return ""
 }
 
-// writeReports writes the run's merged reports: Ginkgo's JSON and JUnit.
+// writeReports writes the run's merged reports as Ginkgo's JSON.
 func writeReports(dir string, reports []types.Report) error {
 	js, err := json.MarshalIndent(reports, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "report.json"), js, 0o644); err != nil {
-		return err
-	}
-	return results.WriteJUnit(reports, filepath.Join(dir, "junit.xml"))
+	return os.WriteFile(filepath.Join(dir, "report.json"), js, 0o644)
 }
 
 // Judge reads the frames the guest wrote into dir/console.log, saves the
@@ -665,7 +685,7 @@ func Judge(dir string, boot *qemu.Result) ([]types.Report, error) {
 }
 
 func (o Options) suiteArgs(filter string) []string {
-	return []string{"-ginkgo.v", "-ginkgo.no-color", "-ginkgo.fail-on-empty",
+	return []string{"-ginkgo.v", "-ginkgo.no-color", "-ginkgo.fail-on-empty", fmt.Sprintf("-ginkgo.seed=%d", o.Seed),
 		"-smct.profile=" + o.Profile, "-smct.workload=" + initramfs.WorkloadPath, "-ginkgo.label-filter=" + filter}
 }
 
@@ -675,8 +695,11 @@ func (o Options) step(format string, args ...any) func(error) {
 	return o.Progress.Step(format, args...)
 }
 
-func newRunDir(parent, arch string) (string, error) {
-	name := time.Now().Format("20060102-150405") + "-" + arch
+func newRunDir(parent, archName string) (string, error) {
+	if !arch.Known(archName) {
+		archName = "unknown-arch" // the name is the user's input, checked later
+	}
+	name := time.Now().Format("20060102-150405") + "-" + archName
 	dir := filepath.Join(parent, name)
 	for i := 2; ; i++ {
 		err := os.MkdirAll(parent, 0o755)

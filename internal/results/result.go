@@ -24,7 +24,20 @@ type Request struct {
 	// ftracetest runs the .tc files whose path contains FtraceMatch in the
 	// default boot, after the suite. None when empty.
 	FtraceDir, FtraceMatch string
+	// Seed orders the specs (Ginkgo's -ginkgo.seed): chosen once per run
+	// when not given, so that a run can be made again in the same order.
+	Seed int64
+	// Require is REQUIRE=: "stackmap" fails the run on UNSUPPORTED stackmap
+	// specs, "none" does not, "" decides by the kernel (see Result.Required).
+	Require string
 }
+
+// Values of Request.Require.
+const (
+	RequireAuto     = ""
+	RequireStackmap = "stackmap"
+	RequireNone     = "none"
+)
 
 // Result is what one run produced.
 type Result struct {
@@ -44,11 +57,24 @@ type Result struct {
 	// for; SelftestsNote says why there are none, or what went wrong.
 	Selftests     []ftracetest.Case
 	SelftestsNote string
+
+	Started time.Time // on the host: the guest's clock may read 1970
+	Suite   string    // the suite's repository and commit (git describe)
+	Plans   []string  // the boots the run was to make, in order
+	// Required says whether UNSUPPORTED stackmap specs fail this run, and
+	// RequiredWhy who decided it (REQUIRE=, or the kernel's origin).
+	Required    bool
+	RequiredWhy string
+	// NoVerdict is why the run gave no trustworthy verdict, "" when it did.
+	NoVerdict string
 }
 
 // ExitCode is the run's exit status: the summary's, or 1 when a kernel log
 // shows a problem and nothing worse happened.
 func (r *Result) ExitCode() int {
+	if r.NoVerdict != "" {
+		return 2
+	}
 	code := r.Summary.ExitCode()
 	if code == 0 && len(r.KernelProblems) > 0 {
 		return 1
@@ -60,12 +86,18 @@ func (r *Result) ExitCode() int {
 // "FAIL" or "NO VERDICT: <reason>", matching ExitCode's 0, 1 and 2.
 func (r *Result) Verdict() string {
 	s := r.Summary
+	if r.NoVerdict != "" {
+		return "NO VERDICT: " + r.NoVerdict
+	}
 	switch r.ExitCode() {
 	case 0:
 		return "ok"
 	case 1:
 		if s.ExitCode() == 0 {
 			return "FAIL: the kernel logged problems"
+		}
+		if n, why := s.required(); n > 0 && s.Count(contract.Fail) == n {
+			return fmt.Sprintf("FAIL: %d stackmap specs UNSUPPORTED, and this run requires stackmap (%s): %s", n, r.RequiredWhy, why)
 		}
 		return "FAIL"
 	}
@@ -90,4 +122,41 @@ type BootResult struct {
 	// Control marks a boot made only to show that the kernel comes up
 	// without the parameters of a boot that died; its specs are not reported.
 	Control bool
+}
+
+// Exit status conventions (-exit-codes=).
+const (
+	ExitCodesSmct      = "smct"      // 0 no spec failed, 1 a spec failed, 2 no verdict
+	ExitCodesKselftest = "kselftest" // kselftest.h's, for kselftest-style runners
+)
+
+// KselftestNoVerdict is the status of a run without a verdict under
+// -exit-codes=kselftest. kselftest.h has no code for it and gives 2 to
+// XFAIL, 3 to XPASS and 4 to SKIP; its runner reports any status other
+// than 0 and 4 as "not ok", so 5 reads as a failure, not as one of those.
+const KselftestNoVerdict = 5
+
+// Kselftest turns an smct status (0, 1, 2) into kselftest's: 0 passed
+// (KSFT_PASS), 1 failed (KSFT_FAIL), 4 when every spec was skipped
+// (KSFT_SKIP), KselftestNoVerdict without a verdict.
+func Kselftest(code int, s Summary) int {
+	switch code {
+	case 0:
+		if p, f, k := s.Totals(); p == 0 && f == 0 && k > 0 {
+			return 4
+		}
+		return 0
+	case 1:
+		return 1
+	}
+	return KselftestNoVerdict
+}
+
+// ExitCodeAs is the run's exit status in a convention: "" or "smct", or
+// "kselftest".
+func (r *Result) ExitCodeAs(convention string) int {
+	if convention == ExitCodesKselftest {
+		return Kselftest(r.ExitCode(), r.Summary)
+	}
+	return r.ExitCode()
 }

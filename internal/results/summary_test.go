@@ -3,8 +3,6 @@
 package results
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -82,18 +80,6 @@ func TestCoverageTakesTheWorstClass(t *testing.T) {
 	s.WriteSpecs(&b)
 	if !strings.Contains(b.String(), "FAIL        [SM-RESET-03] does it -- accepted 00") {
 		t.Fatalf("WriteSpecs() =\n%s", b.String())
-	}
-}
-
-func TestWriteJUnit(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "junit.xml")
-	err := WriteJUnit([]types.Report{{SuiteDescription: "s", SpecReports: types.SpecReports{spec("SM-NODE-01", types.SpecStateFailed, "no stack_map")}}}, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(path)
-	if !strings.Contains(string(b), "[SM-NODE-01] does it") || !strings.Contains(string(b), "no stack_map") {
-		t.Fatalf("junit.xml lacks the spec or its failure:\n%s", b)
 	}
 }
 

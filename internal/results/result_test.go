@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package results
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ftrace-stackmap/conformance/internal/contract"
+)
+
+func TestExitCodes(t *testing.T) {
+	stackmapSkip := unsupported
+	stackmapSkip.Labels = []string{contract.LabelStackmap, "SM-BIN-01"}
+	for _, tc := range []struct {
+		name              string
+		res               *Result
+		smct, kselftest   int
+		verdictStartsWith string
+	}{
+		{"pass", result(pass), 0, 0, "ok"},
+		{"pass and skips", result(pass, unsupported), 0, 0, "ok"},
+		{"all skipped", result(unsupported, unsupported), 0, 4, "ok"},
+		{"a failure", result(pass, fail), 1, 1, "FAIL"},
+		{"unresolved", result(pass, unresolved), 2, KselftestNoVerdict, "NO VERDICT"},
+		{"no verdict", &Result{NoVerdict: "QEMU missing"}, 2, KselftestNoVerdict, "NO VERDICT: QEMU missing"},
+		{"kernel problems", func() *Result { r := result(pass); r.KernelProblems = []string{oops}; return r }(), 1, 1, "FAIL: the kernel logged"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.res.ExitCodeAs(ExitCodesSmct); got != tc.smct {
+				t.Errorf("smct exit code %d, want %d", got, tc.smct)
+			}
+			if got := tc.res.ExitCodeAs(ExitCodesKselftest); got != tc.kselftest {
+				t.Errorf("kselftest exit code %d, want %d", got, tc.kselftest)
+			}
+			if v := tc.res.Verdict(); !strings.HasPrefix(v, tc.verdictStartsWith) {
+				t.Errorf("verdict %q, want it to start with %q", v, tc.verdictStartsWith)
+			}
+		})
+	}
+}
+
+// TestRequire: a run that requires stackmap fails on its UNSUPPORTED
+// stackmap specs, names why, and leaves the baseline's alone.
+func TestRequire(t *testing.T) {
+	stackmapSkip := unsupported
+	stackmapSkip.Labels = []string{contract.LabelStackmap, "SM-BIN-01"}
+	baselineSkip := unsupported
+	baselineSkip.Name, baselineSkip.Labels = "default.BASE-BOOTOPT-01", []string{contract.LabelBaseline}
+	for _, tc := range []struct {
+		name     string
+		required bool
+		specs    []Spec
+		code     int
+		verdict  string
+		closing  string
+		ktap     string // the second spec's KTAP line
+	}{
+		{"required and absent", true, []Spec{pass, stackmapSkip, stackmapSkip}, 1,
+			"FAIL: 2 stackmap specs UNSUPPORTED, and this run requires stackmap (REQUIRE=stackmap): kernel has no stackmap feature (no options/stackmap, no stack_map)",
+			"1 passed, 2 failed, 0 skipped", "not ok 2 default.SM-BIN-01\n"},
+		{"not required", false, []Spec{pass, stackmapSkip}, 0, "ok", "1 passed, 0 failed, 1 skipped", "ok 2 default.SM-BIN-01 # SKIP "},
+		{"required, baseline skip stays", true, []Spec{pass, baselineSkip}, 0, "ok", "1 passed, 0 failed, 1 skipped", "ok 2 default.BASE-BOOTOPT-01 # SKIP "},
+		{"required and a real failure too", true, []Spec{fail, stackmapSkip}, 1, "FAIL", "0 passed, 2 failed, 0 skipped", "not ok 2 default.SM-BIN-01\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := result(tc.specs...)
+			res.Required, res.RequiredWhy = tc.required, "REQUIRE=stackmap"
+			if tc.required {
+				res.Summary.Require(contract.LabelStackmap, res.RequiredWhy)
+			}
+			if got := res.ExitCode(); got != tc.code {
+				t.Errorf("exit code %d, want %d", got, tc.code)
+			}
+			if got := res.Verdict(); got != tc.verdict {
+				t.Errorf("verdict %q, want %q", got, tc.verdict)
+			}
+			if got := res.Summary.ClosingLine(); got != tc.closing {
+				t.Errorf("closing line %q, want %q", got, tc.closing)
+			}
+			if !strings.Contains(KTAP(res), tc.ktap) {
+				t.Errorf("KTAP lacks %q:\n%s", tc.ktap, KTAP(res))
+			}
+		})
+	}
+}
