@@ -3,6 +3,7 @@
 #
 #   make qemu-test ARCH=arm64|x86_64 [KERNEL=path] [IMAGE=lock-entry] [PROFILE=v4|v3] [LABELS=filter]
 #                  [FTRACETEST=tree/tools/testing/selftests/ftrace] [FTRACETEST_MATCH=stackmap]
+#                  [REQUIRE=stackmap|none] [SEED=n] [EXIT_CODES=smct|kselftest]
 #   make kernel ARCH=... [PIN=1]   build the reference kernel (cached)
 #   make mutants ARCH=...          every fault switch of the reference kernel must be caught
 #   make stress ARCH=...           the hot path under load
@@ -26,6 +27,9 @@ QEMU_OPTS ?=
 KEEP    ?=
 FTRACETEST ?=
 FTRACETEST_MATCH ?= stackmap
+REQUIRE ?=
+SEED    ?=
+EXIT_CODES ?= smct
 # Go lives in /usr/local/go on a fresh machine, maybe not on PATH.
 GO      ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 
@@ -51,7 +55,8 @@ qemu-test: smct
 	@./bin/smct qemu-test -arch '$(ARCH)' -kernel '$(KERNEL)' -image '$(IMAGE)' \
 		-profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' \
 		-ftracetest '$(FTRACETEST)' -ftracetest-match '$(FTRACETEST_MATCH)' -jobs '$(JOBS)' -accel '$(ACCEL)' \
-		-cpu '$(CPU)' -mem '$(MEM)' -qemu-opts '$(QEMU_OPTS)' $(if $(KEEP),-keep)
+		-cpu '$(CPU)' -mem '$(MEM)' -qemu-opts '$(QEMU_OPTS)' $(if $(KEEP),-keep) \
+		-require-feature '$(REQUIRE)' -seed '$(SEED)' -exit-codes '$(EXIT_CODES)'
 
 # The reference kernel (kernel/), built and cached; PIN=1 records it in images.lock.
 kernel: smct
@@ -68,7 +73,8 @@ stress: smct
 # Every images.lock entry (or IMAGES=a,b) on both arches, two boots at a
 # time; exits with the worst cell's status.
 matrix: smct
-	@./bin/smct matrix -images '$(IMAGES)' -profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)'
+	@./bin/smct matrix -images '$(IMAGES)' -profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' \
+		-require-feature '$(REQUIRE)' -seed '$(SEED)'
 
 # Time to verdict of IMAGE= against a bare boot of the same kernel, and the
 # throughput of a matrix (the Debian entries, or IMAGES=); medians of REPS.

@@ -54,7 +54,7 @@ func required(choice, lockFile, entry string) (bool, string, error) {
 		return false, "REQUIRE=none", nil
 	}
 	if entry == "" {
-		return true, "default for KERNEL=; REQUIRE=none to allow its absence", nil
+		return true, "default for KERNEL=", nil
 	}
 	lock, err := images.Read(lockFile)
 	if err != nil {
@@ -65,7 +65,7 @@ func required(choice, lockFile, entry string) (bool, string, error) {
 		return false, "", err
 	}
 	if !e.WithStackmap() {
-		return false, fmt.Sprintf("images.lock: %s has_stackmap: false; REQUIRE=stackmap to insist", e.Name), nil
+		return false, fmt.Sprintf("images.lock marks %s has_stackmap: false", e.Name), nil
 	}
-	return true, fmt.Sprintf("default for IMAGE=%s (%s); REQUIRE=none to allow its absence", e.Name, e.Kind), nil
+	return true, fmt.Sprintf("default for %s entries: IMAGE=%s", e.Kind, e.Name), nil
 }

@@ -19,10 +19,10 @@ func TestRequired(t *testing.T) {
 		want          bool
 		why           string
 	}{
-		{"", "reference", true, "default for IMAGE=reference (build)"},
-		{"", "stackmap-v4", true, "default for IMAGE=stackmap-v4 (b4)"},
+		{"", "reference", true, "default for build entries: IMAGE=reference"},
+		{"", "stackmap-v4", true, "default for b4 entries: IMAGE=stackmap-v4"},
 		{"", "", true, "default for KERNEL="},
-		{"", "debian-6.12", false, "has_stackmap: false"},
+		{"", "debian-6.12", false, "images.lock marks debian-6.12 has_stackmap: false"},
 		{results.RequireStackmap, "debian-6.12", true, "REQUIRE=stackmap"},
 		{results.RequireNone, "reference", false, "REQUIRE=none"},
 	} {

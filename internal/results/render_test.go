@@ -221,7 +221,7 @@ func TestEvidenceFailures(t *testing.T) {
 	o := opts
 	o.Labels = "stackmap && !SM-BOOT-02"
 	res.Suite = "github.com/ftrace-stackmap/conformance v1.2-3-g0123456789ab-dirty"
-	res.Required, res.RequiredWhy = true, "default for IMAGE=reference (build)"
+	res.Required, res.RequiredWhy = true, "default for build entries: IMAGE=reference"
 	got := Evidence(withRequest(res, o))
 	want := `ftrace stackmap conformance (profile v4): 1 passed, 3 failed, 1 skipped
 kernel:  6.12.117-stackmap #1 SMP PREEMPT_DYNAMIC x86_64
@@ -232,7 +232,7 @@ machine: x86_64 on QEMU emulator version 7.2.22 (Debian
 boots:   2 made (default, trace-options)
 seed:    4242
 suite:   github.com/ftrace-stackmap/conformance v1.2-3-g0123456789ab-dirty
-require: stackmap (default for IMAGE=reference (build))
+require: stackmap (default for build entries: IMAGE=reference)
 
 failures:
 FAIL SM-RESET-01: reset while tracing fails with EBUSY and changes nothing
