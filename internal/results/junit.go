@@ -152,7 +152,7 @@ func suiteName(res *Result) string {
 	case res.Request.Image != "":
 		return res.Request.Image
 	}
-	return "default"
+	return "lock-default" // the run stopped before reading images.lock
 }
 
 func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -182,23 +183,27 @@ func KTAP(res *Result) string {
 		plan += len(boots)
 	}
 	fmt.Fprintf(&b, "1..%d\n", plan)
-	diag(&b, "kernel: ", s.Kernel)
-	diag(&b, "image: ", res.Source+", sha256 "+res.KernelSHA)
-	diag(&b, "machine: ", o.Arch+" on "+res.Machine)
-	diag(&b, "profile: ", o.Profile)
-	diag(&b, "seed: ", fmt.Sprint(o.Seed))
-	if res.Suite != "" {
-		diag(&b, "suite: ", res.Suite)
+	image := res.Source
+	if res.KernelSHA != "" {
+		image += ", sha256 " + res.KernelSHA
 	}
-	if r := requireLine(res); r != "" {
-		diag(&b, "require: ", r)
+	machine := o.Arch
+	if res.Machine != "" {
+		machine += " on " + res.Machine
+	}
+	// What a run that stopped early did not learn is left out.
+	for _, h := range [][2]string{{"kernel: ", s.Kernel}, {"image: ", image}, {"machine: ", machine},
+		{"profile: ", o.Profile}, {"seed: ", fmt.Sprint(o.Seed)}, {"suite: ", res.Suite}, {"require: ", requireLine(res)}} {
+		if h[1] != "" {
+			diag(&b, h[0], h[1])
+		}
 	}
 	n, errors := 0, 0
 	if res.NoVerdict != "" {
+		diag(&b, "NO VERDICT: ", res.NoVerdict) // once, in full; each boot's line names it
 		reason := directive(OneLine(res.NoVerdict))
 		for _, boot := range boots {
 			n++
-			diag(&b, "NO VERDICT: ", res.NoVerdict)
 			fmt.Fprintf(&b, "not ok %d %s # ERROR %s\n", n, boot, reason)
 			errors++
 		}
@@ -407,13 +412,29 @@ func Evidence(res *Result) string {
 	}
 
 	var failed []Spec
+	absent := map[string][]string{} // required but UNSUPPORTED: IDs by reason
+	var reasons []string
 	for _, sp := range s.Specs {
-		if sp.Class == contract.Fail || sp.Class == contract.Unresolved {
+		switch {
+		case sp.Unsupported != "":
+			if absent[sp.Unsupported] == nil {
+				reasons = append(reasons, sp.Unsupported)
+			}
+			absent[sp.Unsupported] = append(absent[sp.Unsupported], sp.IDs...)
+		case sp.Class == contract.Fail || sp.Class == contract.Unresolved:
 			failed = append(failed, sp)
 		}
 	}
-	if len(failed) > 0 || len(s.SuiteProblems) > 0 {
+	if len(failed) > 0 || len(s.SuiteProblems) > 0 || len(reasons) > 0 {
 		b.WriteString("\nfailures:\n")
+	}
+	// One entry for the specs that failed only because the feature is
+	// required and absent: the reason is theirs in common.
+	for _, why := range reasons {
+		ids := slices.Compact(slices.Sorted(slices.Values(absent[why])))
+		b.WriteString(wrap("", "    ", fmt.Sprintf("FAIL stackmap is required (%s), but %d requirements are UNSUPPORTED:", res.RequiredWhy, len(ids))))
+		b.WriteString(wrap("    ", "    ", why))
+		b.WriteString(wrap("    ", "    ", strings.Join(ids, " ")))
 	}
 	for _, sp := range failed {
 		ids := strings.Join(sp.IDs, " ")
