@@ -234,7 +234,7 @@ func (r *run) boot(ctx context.Context, plan contract.BootPlan) error {
 		// Booting again cannot find a feature the default boot did not.
 		br.Skipped = r.noFeature
 		res.Boots = append(res.Boots, br)
-		r.reports = append(r.reports, skippedAs(plan, chosen, r.noFeature+" (seen in the default boot; boot "+plan.Name+" not made)"))
+		r.reports = append(r.reports, skippedAs(plan, chosen, r.noFeature+results.SeenInDefaultBoot+"; boot "+plan.Name+" not made)"))
 		return nil
 	}
 	var st *selftestSetup

@@ -31,6 +31,10 @@ const (
 	VerdictFile = "verdict.txt"
 )
 
+// SeenInDefaultBoot follows the reason given to the specs of a boot that
+// was not made because the default boot found the feature absent.
+const SeenInDefaultBoot = " (seen in the default boot"
+
 // DefaultFtraceMatch picks the tree's selftests run by FTRACETEST=: those
 // of the feature.
 const DefaultFtraceMatch = "stackmap"
@@ -413,14 +417,16 @@ func Evidence(res *Result) string {
 
 	var failed []Spec
 	absent := map[string][]string{} // required but UNSUPPORTED: IDs by reason
+	// A boot not made for the default boot's reason gives it too.
 	var reasons []string
 	for _, sp := range s.Specs {
 		switch {
 		case sp.Unsupported != "":
-			if absent[sp.Unsupported] == nil {
-				reasons = append(reasons, sp.Unsupported)
+			why, _, _ := strings.Cut(sp.Unsupported, SeenInDefaultBoot)
+			if absent[why] == nil {
+				reasons = append(reasons, why)
 			}
-			absent[sp.Unsupported] = append(absent[sp.Unsupported], sp.IDs...)
+			absent[why] = append(absent[why], sp.IDs...)
 		case sp.Class == contract.Fail || sp.Class == contract.Unresolved:
 			failed = append(failed, sp)
 		}

@@ -45,6 +45,9 @@ func TestExitCodes(t *testing.T) {
 func TestRequire(t *testing.T) {
 	stackmapSkip := unsupported
 	stackmapSkip.Labels = []string{contract.LabelStackmap, "SM-BIN-01"}
+	notMade := stackmapSkip // a boot not made: the default boot's reason
+	notMade.Name, notMade.Boot, notMade.IDs = "bits-12.SM-BOOT-02", "bits-12", []string{"SM-BOOT-02"}
+	notMade.Message += SeenInDefaultBoot + "; boot bits-12 not made)"
 	baselineSkip := unsupported
 	baselineSkip.Name, baselineSkip.Labels = "default.BASE-BOOTOPT-01", []string{contract.LabelBaseline}
 	for _, tc := range []struct {
@@ -56,7 +59,7 @@ func TestRequire(t *testing.T) {
 		closing  string
 		ktap     string // the second spec's KTAP line
 	}{
-		{"required and absent", true, []Spec{pass, stackmapSkip, stackmapSkip}, 1,
+		{"required and absent", true, []Spec{pass, stackmapSkip, notMade}, 1,
 			"FAIL: 2 stackmap specs UNSUPPORTED, and this run requires stackmap (REQUIRE=stackmap): kernel has no stackmap feature (no options/stackmap, no stack_map)",
 			"1 passed, 2 failed, 0 skipped", "not ok 2 default.SM-BIN-01\n"},
 		{"not required", false, []Spec{pass, stackmapSkip}, 0, "ok", "1 passed, 0 failed, 1 skipped", "ok 2 default.SM-BIN-01 # SKIP "},
@@ -78,8 +81,12 @@ func TestRequire(t *testing.T) {
 			if got := res.Summary.ClosingLine(); got != tc.closing {
 				t.Errorf("closing line %q, want %q", got, tc.closing)
 			}
-			if ev := Evidence(res); tc.code == 1 && tc.required && (!strings.Contains(ev, "FAIL stackmap is required (REQUIRE=stackmap), but 1 requirements are") ||
-				!strings.Contains(ev, "UNSUPPORTED:\n    kernel has no stackmap feature (no options/stackmap, no stack_map)\n    SM-BIN-01\n")) {
+			n, ids := "1 requirements are", "SM-BIN-01"
+			if tc.name == "required and absent" {
+				n, ids = "2 requirements are", "SM-BIN-01 SM-BOOT-02"
+			}
+			if ev := Evidence(res); tc.code == 1 && tc.required && (!strings.Contains(ev, "FAIL stackmap is required (REQUIRE=stackmap), but "+n) ||
+				!strings.Contains(ev, "UNSUPPORTED:\n    kernel has no stackmap feature (no options/stackmap, no stack_map)\n    "+ids+"\n")) {
 				t.Errorf("evidence does not group the required specs:\n%s", ev)
 			}
 			if !strings.Contains(KTAP(res), tc.ktap) {
