@@ -46,7 +46,7 @@ func suiteID(dir string) string {
 // says why: REQUIRE= when given, else yes unless images.lock marks the
 // entry as a kernel without the feature (has_stackmap: false). Built
 // entries, posted series and KERNEL= are meant to have it.
-func required(choice, lockFile, entry string) (bool, string, error) {
+func required(choice, lockFile, entry, source string) (bool, string, error) {
 	switch choice {
 	case results.RequireStackmap:
 		return true, "REQUIRE=stackmap", nil
@@ -54,7 +54,9 @@ func required(choice, lockFile, entry string) (bool, string, error) {
 		return false, "REQUIRE=none", nil
 	}
 	if entry == "" {
-		return true, "default for KERNEL=", nil
+		// KERNEL= or a tree built here: named by its first word.
+		what, _, _ := strings.Cut(source, " ")
+		return true, "default for " + what, nil
 	}
 	lock, err := images.Read(lockFile)
 	if err != nil {

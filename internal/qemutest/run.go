@@ -189,7 +189,7 @@ func (o Options) prepare(ctx context.Context) (*run, error) {
 	if err != nil {
 		return r, &InfraError{Err: err}
 	}
-	if r.res.Required, r.res.RequiredWhy, err = required(o.Require, o.LockFile, k.Entry); err != nil {
+	if r.res.Required, r.res.RequiredWhy, err = required(o.Require, o.LockFile, k.Entry, k.Source); err != nil {
 		return r, &InfraError{Err: err}
 	}
 	if k.Reference && o.Profile == "v3" {

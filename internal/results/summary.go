@@ -278,8 +278,13 @@ func headline(reason string) string {
 func plainWords(reason string) string {
 	reason = goPointer.ReplaceAllString(reason, ">")
 	reason = strings.ReplaceAll(reason, "<nil>: nil", "nothing")
-	return strings.ReplaceAll(reason, "<nil>", "nothing")
+	reason = strings.ReplaceAll(reason, "<nil>", "nothing")
+	return goTypeLine.ReplaceAllString(reason, "$1")
 }
+
+// goTypeLine is Gomega's "<type>: " before a value at the start of a line
+// ("    <syscall.Errno>: 16"): Go's name for the type, not the kernel's.
+var goTypeLine = regexp.MustCompile(`(?m)^([ \t]*)<[^<>\n]+>:[ \t]*`)
 
 // goPointer is the address Gomega prints after a pointer's type, as in
 // "<*fs.PathError | 0xc000123450>": it differs in every run and means
