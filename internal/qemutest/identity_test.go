@@ -16,8 +16,8 @@ func TestRequired(t *testing.T) {
 	lock := "../../images.lock"
 	for _, tc := range []struct {
 		choice, entry, source string
-		want          bool
-		why           string
+		want                  bool
+		why                   string
 	}{
 		{"", "reference", "", true, "default for build entries: IMAGE=reference"},
 		{"", "stackmap-v4", "", true, "default for b4 entries: IMAGE=stackmap-v4"},
