@@ -44,7 +44,9 @@ func TestExitCodes(t *testing.T) {
 // stackmap specs, names why, and leaves the baseline's alone.
 func TestRequire(t *testing.T) {
 	stackmapSkip := unsupported
-	stackmapSkip.Labels = []string{contract.LabelStackmap, "SM-BIN-01"}
+	stackmapSkip.Labels, stackmapSkip.FeatureAbsent = []string{contract.LabelStackmap, "SM-BIN-01"}, true
+	profileSkip := Spec{Name: "default.SM-INIT-01", Boot: "default", Text: "stackmap init [SM-INIT-01] ...", IDs: []string{"SM-INIT-01"},
+		Labels: []string{contract.LabelStackmap, "SM-INIT-01"}, Class: contract.Unsupported, Message: "SM-INIT-01 belongs to the v4 profile only"}
 	notMade := stackmapSkip // a boot not made: the default boot's reason
 	notMade.Name, notMade.Boot, notMade.IDs = "bits-12.SM-BOOT-02", "bits-12", []string{"SM-BOOT-02"}
 	notMade.Message += SeenInDefaultBoot + "; boot bits-12 not made)"
@@ -63,6 +65,7 @@ func TestRequire(t *testing.T) {
 			"FAIL: 2 stackmap specs UNSUPPORTED, and this run requires stackmap (REQUIRE=stackmap): kernel has no stackmap feature (no options/stackmap, no stack_map)",
 			"1 passed, 2 failed, 0 skipped", "not ok 2 default.SM-BIN-01\n"},
 		{"not required", false, []Spec{pass, stackmapSkip}, 0, "ok", "1 passed, 0 failed, 1 skipped", "ok 2 default.SM-BIN-01 # SKIP "},
+		{"required, another profile's skip stays", true, []Spec{pass, profileSkip}, 0, "ok", "1 passed, 0 failed, 1 skipped", "ok 2 default.SM-INIT-01 # SKIP "},
 		{"required, baseline skip stays", true, []Spec{pass, baselineSkip}, 0, "ok", "1 passed, 0 failed, 1 skipped", "ok 2 default.BASE-BOOTOPT-01 # SKIP "},
 		{"required and a real failure too", true, []Spec{fail, stackmapSkip}, 1, "FAIL", "0 passed, 2 failed, 0 skipped", "not ok 2 default.SM-BIN-01\n"},
 	} {

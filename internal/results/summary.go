@@ -37,6 +37,10 @@ type Spec struct {
 	Location string   // where a failing spec failed: file:line in the module
 	Warnings []string // misses of informational requirements
 	Notes    []string // what a spec that passed could not check
+	// FeatureAbsent marks an UNSUPPORTED spec that found the stackmap
+	// feature missing, rather than something else it needs (a profile, a
+	// boot, memory, another tracing feature).
+	FeatureAbsent bool
 	// Unsupported is why a spec turned FAIL by Require was UNSUPPORTED:
 	// the run requires the feature it lacks. "" for any other spec.
 	Unsupported string
@@ -89,29 +93,33 @@ func Summarize(reports []types.Report) Summary {
 				continue
 			}
 			var warnings, notes []string
+			absent := false
 			for _, e := range sr.ReportEntries {
 				switch e.Name {
 				case contract.WarningEntry:
 					warnings = append(warnings, e.StringRepresentation())
 				case contract.NoteEntry:
 					notes = append(notes, e.StringRepresentation())
+				case contract.FeatureEntry:
+					absent = true
 				}
 			}
 			reason := plainWords(sr.Failure.Message)
 			boot := contract.BootOf(sr.ContainerHierarchyTexts)
 			ids := contract.IDsOf(sr.Labels())
 			sp := Spec{
-				Name:     specName(boot, ids, sr.LeafNodeText),
-				Boot:     boot,
-				Warnings: warnings,
-				Notes:    notes,
-				Text:     strings.TrimSpace(sr.FullText()),
-				IDs:      ids,
-				Labels:   sr.Labels(),
-				Duration: sr.RunTime,
-				Class:    c,
-				Message:  oneLine(headline(reason)),
-				Detail:   strings.TrimSpace(reason),
+				Name:          specName(boot, ids, sr.LeafNodeText),
+				Boot:          boot,
+				Warnings:      warnings,
+				Notes:         notes,
+				Text:          strings.TrimSpace(sr.FullText()),
+				IDs:           ids,
+				Labels:        sr.Labels(),
+				Duration:      sr.RunTime,
+				FeatureAbsent: absent && c == contract.Unsupported,
+				Class:         c,
+				Message:       oneLine(headline(reason)),
+				Detail:        strings.TrimSpace(reason),
 			}
 			if loc := sr.Failure.Location; (c == contract.Fail || c == contract.Unresolved) && loc.FileName != "" {
 				sp.Location = fmt.Sprintf("%s:%d", strings.TrimPrefix(loc.FileName, modulePath+"/"), loc.LineNumber)
@@ -137,14 +145,16 @@ func specName(boot string, ids []string, leaf string) string {
 
 var nonWord = regexp.MustCompile(`[^a-z0-9]+`)
 
-// Require turns the UNSUPPORTED specs labelled feature into failures: the
-// run requires that feature (why says who asked), so its absence is a
-// defect, not a reason to skip. It returns how many it turned.
+// Require turns the specs labelled feature that found it absent into
+// failures: the run requires that feature (why says who asked), so its
+// absence is a defect, not a reason to skip. A spec UNSUPPORTED for
+// another reason (a requirement of another profile, memory) stays so. It
+// returns how many it turned.
 func (s *Summary) Require(feature, why string) int {
 	n := 0
 	for i := range s.Specs {
 		sp := &s.Specs[i]
-		if sp.Class != contract.Unsupported || !slices.Contains(sp.Labels, feature) {
+		if !sp.FeatureAbsent || !slices.Contains(sp.Labels, feature) {
 			continue
 		}
 		sp.Class, sp.Unsupported = contract.Fail, sp.Message

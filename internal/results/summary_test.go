@@ -144,3 +144,15 @@ func TestPlainWords(t *testing.T) {
 		}
 	}
 }
+
+// TestFeatureAbsent: only a spec that found the feature missing is marked,
+// so that REQUIRE= fails it and nothing UNSUPPORTED for another reason.
+func TestFeatureAbsent(t *testing.T) {
+	absent := marked(contract.Unsupported, "SM-NODE-01", types.SpecStateSkipped, "kernel has no stackmap feature")
+	absent.ReportEntries = append(absent.ReportEntries, types.ReportEntry{Name: contract.FeatureEntry, Value: types.WrapEntryValue("kernel has no stackmap feature")})
+	profile := marked(contract.Unsupported, "SM-INIT-01", types.SpecStateSkipped, "SM-INIT-01 belongs to the v4 profile only")
+	s := Summarize([]types.Report{{SpecReports: types.SpecReports{absent, profile}}})
+	if !s.Specs[0].FeatureAbsent || s.Specs[1].FeatureAbsent {
+		t.Fatalf("FeatureAbsent = %v, %v; want true, false", s.Specs[0].FeatureAbsent, s.Specs[1].FeatureAbsent)
+	}
+}
