@@ -96,10 +96,15 @@ func (r *Result) Verdict() string {
 		if s.ExitCode() == 0 {
 			return "FAIL: the kernel logged problems"
 		}
-		if n, why := s.required(); n > 0 && s.Count(contract.Fail) == n {
+		n, why := s.required()
+		switch other := s.Count(contract.Fail) - n; {
+		case n == 0:
+			return "FAIL"
+		case other == 0:
 			return fmt.Sprintf("FAIL: %d stackmap specs UNSUPPORTED, and this run requires stackmap (%s): %s", n, r.RequiredWhy, why)
+		default:
+			return fmt.Sprintf("FAIL: %d specs failed, and %d stackmap specs UNSUPPORTED while this run requires stackmap (%s): %s", other, n, r.RequiredWhy, why)
 		}
-		return "FAIL"
 	}
 	switch {
 	case len(s.SuiteProblems) > 0:

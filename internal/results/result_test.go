@@ -67,7 +67,9 @@ func TestRequire(t *testing.T) {
 		{"not required", false, []Spec{pass, stackmapSkip}, 0, "ok", "1 passed, 0 failed, 1 skipped", "ok 2 default.SM-BIN-01 # SKIP "},
 		{"required, another profile's skip stays", true, []Spec{pass, profileSkip}, 0, "ok", "1 passed, 0 failed, 1 skipped", "ok 2 default.SM-INIT-01 # SKIP "},
 		{"required, baseline skip stays", true, []Spec{pass, baselineSkip}, 0, "ok", "1 passed, 0 failed, 1 skipped", "ok 2 default.BASE-BOOTOPT-01 # SKIP "},
-		{"required and a real failure too", true, []Spec{fail, stackmapSkip}, 1, "FAIL", "0 passed, 2 failed, 0 skipped", "not ok 2 default.SM-BIN-01\n"},
+		{"required and a real failure too", true, []Spec{fail, stackmapSkip}, 1,
+			"FAIL: 1 specs failed, and 1 stackmap specs UNSUPPORTED while this run requires stackmap (REQUIRE=stackmap): kernel has no stackmap feature (no options/stackmap, no stack_map)",
+			"0 passed, 2 failed, 0 skipped", "not ok 2 default.SM-BIN-01\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := result(tc.specs...)
