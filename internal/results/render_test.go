@@ -108,6 +108,9 @@ var (
 	resultLine = regexp.MustCompile(`^(ok|not ok) (\d+)( [^#]+)?( # (SKIP|ERROR)?.*)?$`)
 	// A name that lasts: "<boot>.<ID>", no spaces.
 	stableName = regexp.MustCompile(`^ [a-z0-9-]+(\.[A-Z0-9+-]+)?$`)
+	// kunit_parser.py's TEST_RESULT: the name is group 4, and must be the
+	// same name read this way.
+	kunitResult = regexp.MustCompile(`^\s*(ok|not ok) ([0-9]+) ?(:?- )?([^#]*)( # .*)?$`)
 	diagLine   = regexp.MustCompile(`^# .*$`)
 	totalsLine = regexp.MustCompile(`^# Totals: pass:(\d+) fail:(\d+) xfail:0 xpass:0 skip:(\d+) error:(\d+)$`)
 )
@@ -151,6 +154,9 @@ func TestKTAPParses(t *testing.T) {
 					}
 					if !stableName.MatchString(m[3]) {
 						t.Errorf("test name %q is not <boot>.<ID>", m[3])
+					}
+					if k := kunitResult.FindStringSubmatch(l); k == nil || " "+k[4] != m[3] {
+						t.Errorf("kunit_parser would read %q as %q", l, k)
 					}
 					switch {
 					case m[5] == "SKIP":
