@@ -5,7 +5,6 @@ package harness
 import (
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -20,6 +19,7 @@ import (
 // without a terminal and read its KTAP and exit status.
 var (
 	ktapPath  string
+	junitPath string
 	exitCodes string
 	// summary is the run as the host would summarise it, once the suite
 	// has ended; nil before.
@@ -31,6 +31,7 @@ var (
 
 func registerReportFlags(fs *flag.FlagSet) {
 	fs.StringVar(&ktapPath, "smct.ktap", "", "write the run as KTAP to this file (- for stdout) when it ends, named like a QEMU run's")
+	fs.StringVar(&junitPath, "smct.junit", "", "write the run as JUnit XML to this file when it ends, as a QEMU run's junit.xml")
 	fs.StringVar(&exitCodes, "smct.exit-codes", results.ExitCodesSmct, "exit status convention: smct (0 ok, 1 failed) or kselftest (0 pass, 1 fail, 4 all skipped, 5 no verdict)")
 }
 
@@ -60,41 +61,54 @@ var _ = ReportAfterEach(func(sr SpecReport) {
 var _ = ReportAfterSuite("live reports", func(r Report) {
 	s := results.Summarize([]types.Report{r})
 	summary = &s
-	if ktapPath == "" {
+	if ktapPath == "" && junitPath == "" {
 		return
 	}
-	if err := writeKTAP(r, s); err != nil {
-		fmt.Fprintf(os.Stderr, "writing KTAP: %v\n", err)
+	res := liveResult(r, s)
+	if ktapPath != "" {
+		if err := writeOut(ktapPath, []byte(results.KTAP(res))); err != nil {
+			fmt.Fprintf(os.Stderr, "writing KTAP: %v\n", err)
+		}
+	}
+	if junitPath != "" {
+		b, err := results.JUnit(res)
+		if err == nil {
+			err = writeOut(junitPath, b)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "writing JUnit: %v\n", err)
+		}
 	}
 })
 
-// writeKTAP writes the run as the host writes a QEMU run's ktap.txt.
-func writeKTAP(r Report, s results.Summary) error {
+// liveResult is the run as the host's reports describe a QEMU run.
+func liveResult(r Report, s results.Summary) *results.Result {
 	res := &results.Result{
 		Request: results.Request{Arch: machine(), Profile: profile, Seed: r.SuiteConfig.RandomSeed, Labels: r.SuiteConfig.LabelFilter},
+		Entry:   "live",
 		Source:  "live mode: this machine's running kernel",
 		Machine: "this machine (live mode)",
 		Summary: s,
 		Started: r.StartTime,
 		Plans:   []string{"default"},
 	}
-	if s.ExitCode() == 2 && len(s.Specs) == 0 {
+	if len(s.Specs) == 0 {
 		res.NoVerdict = "no spec ran"
 		if len(s.SuiteProblems) > 0 {
 			res.NoVerdict = "suite: " + s.SuiteProblems[0]
 		}
 	}
-	var w io.Writer = os.Stdout
-	if ktapPath != "-" {
-		f, err := os.Create(ktapPath)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		w = f
+	return res
+}
+
+// writeOut writes a report to path, or to stdout for "-".
+func writeOut(path string, b []byte) error {
+	b = []byte(results.Plain(string(b)))
+	if path == "-" {
+		_, err := os.Stdout.Write(b)
+		return err
 	}
-	_, err := io.WriteString(w, results.Plain(results.KTAP(res)))
-	return err
+	return os.WriteFile(path, b, 0o644)
 }
 
 // machine is the kernel's name for this machine, as the QEMU runs name

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	junit "github.com/joshdk/go-junit"
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/ftrace-stackmap/conformance/harness"
@@ -53,8 +54,8 @@ func TestLiveMode(t *testing.T) {
 
 	t.Run("reports for labs", func(t *testing.T) {
 		guard(t, tfs)
-		ktap := filepath.Join(t.TempDir(), "ktap.txt")
-		code, out, report := run(t, suite, nil, "-smct.ktap="+ktap, "-smct.exit-codes=kselftest")
+		ktap, junitXML := filepath.Join(t.TempDir(), "ktap.txt"), filepath.Join(t.TempDir(), "junit.xml")
+		code, out, report := run(t, suite, nil, "-smct.ktap="+ktap, "-smct.junit="+junitXML, "-smct.exit-codes=kselftest")
 		s := results.Summarize([]types.Report{report})
 		if want := results.Kselftest(s.ExitCode(), s); code != want {
 			t.Errorf("exit %d, want kselftest's %d for %q\n%s", code, want, s.ClosingLine(), out)
@@ -82,6 +83,14 @@ func TestLiveMode(t *testing.T) {
 		}
 		if strings.Contains(out, "\x1b[") {
 			t.Errorf("colour escapes in output that is no terminal")
+		}
+		suites, err := junit.IngestFile(junitXML)
+		if err != nil || len(suites) != 1 {
+			t.Fatalf("-smct.junit: %d suites, %v", len(suites), err)
+		}
+		p, f, k := s.Totals()
+		if got := suites[0].Totals; got.Passed != p || got.Failed+got.Error != f || got.Skipped != k {
+			t.Errorf("JUnit totals %+v disagree with %q", got, s.ClosingLine())
 		}
 	})
 
