@@ -97,12 +97,16 @@ var prepare sync.Mutex
 // On an infrastructure problem it returns an *InfraError, with the run
 // directory (console logs kept) in results.Result.
 func Run(ctx context.Context, o Options) (*results.Result, error) {
-	r, err := o.prepare(ctx)
+	if o.Seed == 0 {
+		o.Seed = NewSeed()
+	}
+	res, err := o.start()
 	if err != nil {
-		if r == nil {
-			return nil, err
-		}
-		return r.res, err
+		return nil, err
+	}
+	r, err := o.prepare(ctx, res)
+	if err != nil {
+		return res, err
 	}
 	for _, plan := range o.plans() {
 		if err := r.boot(ctx, plan); err != nil {
@@ -128,92 +132,94 @@ type run struct {
 }
 
 // prepare checks the user's input, then gets QEMU, the kernel, the
-// initramfs and the list of specs ready, and makes the run's directory.
-// Runs side by side share one preparation at a time.
-func (o Options) prepare(ctx context.Context) (*run, error) {
-	if o.Seed == 0 {
-		o.Seed = NewSeed()
-	}
-	// The run's directory comes first, and results/latest with it: even a
-	// run refused for its input leaves its verdict and reports there.
-	r := &run{o: o}
-	r.res = &results.Result{Request: o.Request, Started: time.Now(), Suite: suiteID(o.ModuleDir)}
-	for _, plan := range o.plans() {
-		r.res.Plans = append(r.res.Plans, plan.Name)
-	}
-	var err error
-	if r.res.Dir, err = newRunDir(o.ResultsDir, o.Arch); err != nil {
-		return nil, failed("making the run directory", err)
-	}
+// initramfs and the list of specs ready for res, whose directory start
+// made. Runs side by side share one preparation at a time.
+func (o Options) prepare(ctx context.Context, res *results.Result) (*run, error) {
 	a, err := arch.Lookup(o.Arch)
 	if err != nil {
-		return r, &InfraError{Err: err}
+		return nil, &InfraError{Err: err}
 	}
 	m := qemu.Machines()[o.Arch]
 	accel, err := qemu.ChooseAccel(a.GOARCH, o.Accel, func() error { return qemu.KVMWorks(m) })
 	if err != nil {
-		return r, &InfraError{Err: err}
+		return nil, &InfraError{Err: err}
 	}
 	m = m.WithAccel(accel)
 	if o.CPU != "" {
 		m = m.WithCPU(o.CPU)
 	}
-	r.m = m
 	if o.Profile != "v4" && o.Profile != "v3" {
-		return r, infra("PROFILE=%q: want v4 or v3", o.Profile)
+		return nil, infra("PROFILE=%q: want v4 or v3", o.Profile)
 	}
 	if o.Require != results.RequireAuto && o.Require != results.RequireStackmap && o.Require != results.RequireNone {
-		return r, infra("REQUIRE=%q: want stackmap, none, or nothing for the kernel's default", o.Require)
+		return nil, infra("REQUIRE=%q: want stackmap, none, or nothing for the kernel's default", o.Require)
 	}
 	if err := repeatedParam(o.BootArgs, o.plans()); err != nil {
-		return r, err
+		return nil, err
 	}
 	// A filter Ginkgo cannot read is refused now, not after a kernel build.
 	if _, err := types.ParseLabelFilter(o.Labels); err != nil {
-		return r, infra("LABELS=%q: %s", o.Labels, results.Plain(err.Error()))
+		return nil, infra("LABELS=%q: %s", o.Labels, results.Plain(err.Error()))
 	}
+	r := &run{o: o, m: m}
 	if o.FtraceDir != "" {
 		tests, err := initramfs.FtraceTests(o.FtraceDir, o.FtraceMatch)
 		if err != nil {
-			return r, failed("finding the tree's selftests", err)
+			return nil, failed("finding the tree's selftests", err)
 		}
 		r.selftests = &selftestSetup{tests: tests}
 	}
 	prepare.Lock()
 	defer prepare.Unlock()
 	if err := apt.Ensure(o.Progress, apt.Need{Program: m.Binary, Package: m.Package}); err != nil {
-		return r, failed("installing QEMU", err)
+		return nil, failed("installing QEMU", err)
 	}
 	k, err := kernels.Resolve(kernels.Request{Arch: o.Arch, Kernel: o.Kernel, Image: o.Image, LockFile: o.LockFile,
 		KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir, Progress: o.Progress, Jobs: o.Jobs})
 	if err != nil {
-		return r, &InfraError{Err: err}
+		return nil, &InfraError{Err: err}
 	}
-	if r.res.Required, r.res.RequiredWhy, err = required(o.Require, o.LockFile, k.Entry, k.Source); err != nil {
-		return r, &InfraError{Err: err}
+	if res.Required, res.RequiredWhy, err = required(o.Require, o.LockFile, k.Entry, k.Source); err != nil {
+		return nil, &InfraError{Err: err}
 	}
 	if k.Reference && o.Profile == "v3" {
 		// The reference kernel is v4 unless told otherwise.
 		r.o.BootArgs = append(r.o.BootArgs, "ftrace_stackmap.profile=v3")
 	}
 	r.kernel = k.Bootable
-	r.res.Kernel, r.res.Entry, r.res.Source, r.res.KernelSHA, r.res.Machine = k.Path, k.Entry, k.Source, k.SHA256, m.Describe()
+	r.res = res
+	res.Kernel, res.Entry, res.Source, res.KernelSHA, res.Machine = k.Path, k.Entry, k.Source, k.SHA256, m.Describe()
 	step := o.step("building initramfs (%s)", o.Arch)
 	b := initramfs.Builder{ModuleDir: o.ModuleDir, OutDir: filepath.Join(o.ModuleDir, "build", o.Arch), Arch: o.Arch}
 	r.base, err = b.Build(ctx)
 	step(err)
 	if err != nil {
-		return r, failed("building the initramfs", err)
+		return nil, failed("building the initramfs", err)
 	}
 	if r.specs, err = listSpecs(ctx, b.HostSuite()); err != nil {
-		return r, failed("listing the specs", err)
+		return nil, failed("listing the specs", err)
 	}
 	if r.selftests != nil {
 		if r.selftests.records, err = o.selftestRecords(); err != nil {
-			return r, failed("preparing the selftests", err)
+			return nil, failed("preparing the selftests", err)
 		}
 	}
 	return r, nil
+}
+
+// start makes the run's directory, and results/latest with it, before
+// anything is checked: even a run refused for its input leaves its verdict
+// and reports there.
+func (o Options) start() (*results.Result, error) {
+	res := &results.Result{Request: o.Request, Started: time.Now(), Suite: suiteID(o.ModuleDir)}
+	for _, plan := range o.plans() {
+		res.Plans = append(res.Plans, plan.Name)
+	}
+	var err error
+	if res.Dir, err = newRunDir(o.ResultsDir, o.Arch); err != nil {
+		return nil, failed("making the run directory", err)
+	}
+	return res, nil
 }
 
 // boot makes a plan's boot when its specs need it, and keeps what it says.

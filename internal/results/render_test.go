@@ -111,8 +111,8 @@ var (
 	// kunit_parser.py's TEST_RESULT: the name is group 4, and must be the
 	// same name read this way.
 	kunitResult = regexp.MustCompile(`^\s*(ok|not ok) ([0-9]+) ?(:?- )?([^#]*)( # .*)?$`)
-	diagLine   = regexp.MustCompile(`^# .*$`)
-	totalsLine = regexp.MustCompile(`^# Totals: pass:(\d+) fail:(\d+) xfail:0 xpass:0 skip:(\d+) error:(\d+)$`)
+	diagLine    = regexp.MustCompile(`^# .*$`)
+	totalsLine  = regexp.MustCompile(`^# Totals: pass:(\d+) fail:(\d+) xfail:0 xpass:0 skip:(\d+) error:(\d+)$`)
 )
 
 // TestKTAPParses reads the KTAP back by the grammar of ktap.rst: version,
