@@ -119,7 +119,7 @@ func runFlags(fs *flag.FlagSet, o *qemutest.Options) {
 // requireFlags are the flags that say what a run expects of its kernel and
 // how it orders the specs.
 func requireFlags(fs *flag.FlagSet, r *results.Request) {
-	fs.StringVar(&r.Require, "require-feature", "", "stackmap: UNSUPPORTED stackmap specs fail the run; none: they do not (default: stackmap unless images.lock marks the entry has_stackmap: false)")
+	fs.StringVar(&r.Require, "require-feature", "", "stackmap: stackmap specs that find the feature absent fail the run; none: they are UNSUPPORTED (default: stackmap unless images.lock marks the entry has_stackmap: false)")
 	fs.Func("seed", "Ginkgo's random seed for the spec order (default: chosen per run, printed)", func(v string) error {
 		if v == "" {
 			return nil // SEED= left empty by make
