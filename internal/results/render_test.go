@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
 
@@ -378,5 +379,31 @@ func TestVerdictIsOneLineWithoutEscapes(t *testing.T) {
 		if err != nil || !strings.Contains(string(b), "did not reach the suite") || strings.Contains(string(b), "\x1b") {
 			t.Errorf("%s = %q, %v: want the reason, without escapes", name, b, err)
 		}
+	}
+}
+
+// TestKTAPSubtest: the tree's ftracetest is a nested KTAP test as ktap.rst
+// nests them: its lines indented two spaces from its version line on, a
+// plan, its own numbering, and the parent's result line after it.
+func TestKTAPSubtest(t *testing.T) {
+	res := result(pass)
+	res.Request.FtraceDir, res.Request.FtraceMatch = "/src/linux/tools/testing/selftests/ftrace", DefaultFtraceMatch
+	res.Selftests = []ftracetest.Case{
+		{No: 1, File: "test.d/stackmap/basic.tc", Name: "stackmap: basic", Result: "PASS"},
+		{No: 2, File: "test.d/stackmap/reset.tc", Name: "stackmap: reset", Result: "FAIL", Log: "reset accepted"},
+		{No: 3, File: "test.d/stackmap/bin.tc", Name: "stackmap: bin", Result: "UNSUPPORTED"},
+	}
+	got := KTAP(res)
+	want := `# ftrace baseline [BASE-ONOFF-01] turns tracing_on off and on again
+ok 1 default.BASE-ONOFF-01
+  KTAP version 1
+  # Subtest: ftracetest
+  1..3
+  ok 1 test.d/stackmap/basic.tc
+`
+	if !strings.Contains(got, want) || !strings.Contains(got, "  not ok 2 test.d/stackmap/reset.tc\n") ||
+		!strings.Contains(got, "  ok 3 test.d/stackmap/bin.tc # SKIP UNSUPPORTED\nnot ok 2 ftracetest\n") ||
+		!strings.HasPrefix(got, "KTAP version 1\n1..2\n") {
+		t.Errorf("KTAP() =\n%s\nwant the ftracetest subtest nested after the specs", got)
 	}
 }
