@@ -11,7 +11,8 @@
 #   make bench [IMAGE=entry] [REPS=3] [IMAGES=a,b]   time to verdict against a bare boot
 #   make test          unit tests and end-to-end boots of both arches
 #
-# Exit status of qemu-test: 0 no spec failed, 1 a spec failed, 2 no verdict.
+# Exit status of qemu-test: 0 no spec failed, 1 a spec failed, 2 no verdict;
+# with EXIT_CODES=kselftest 0 pass, 1 fail, 4 all skipped, 5 no verdict.
 
 ARCH    ?= arm64
 KERNEL  ?=
