@@ -64,7 +64,7 @@ func (c Cell) Totals() (passed, failed, skipped int) {
 	if c.Err != nil {
 		return 0, 0, 0
 	}
-	return c.Result.Summary.Totals()
+	return c.Result.Totals()
 }
 
 // Options say what to run.

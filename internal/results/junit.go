@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
@@ -64,7 +65,8 @@ type (
 // testcase named by its requirement IDs in class "<arch>.<boot>", the
 // sentence as its output. FAIL is a failure, UNRESOLVED an error,
 // UNSUPPORTED skipped. A run without a verdict has one erroring testcase
-// per boot, saying why. Timestamps are the host's.
+// per boot, saying why; a boot whose kernel logged problems fails a
+// testcase "kernel-log" of its class. Timestamps are the host's.
 func JUnit(res *Result) ([]byte, error) {
 	o := res.Request
 	suite := junitSuite{Name: suiteName(res) + " " + o.Arch}
@@ -106,12 +108,14 @@ func JUnit(res *Result) ([]byte, error) {
 		total += sp.Duration
 		suite.Cases = append(suite.Cases, c)
 	}
+	for _, l := range res.KernelLogs() {
+		suite.Cases = append(suite.Cases, junitCase{Name: "kernel-log", Classname: o.Arch + "." + l.Boot, Time: "0",
+			Failure: &junitProblem{Message: Plain(l.Lines[0]), Type: "KERNEL", Text: Plain(strings.Join(l.Lines, "\n"))}})
+		suite.Failures++
+	}
 	var errs string
 	for _, p := range res.Summary.SuiteProblems {
 		errs += "SUITE: " + p + "\n"
-	}
-	for _, p := range res.KernelProblems {
-		errs += "KERNEL: " + p + "\n"
 	}
 	suite.SystemErr = Plain(errs)
 	suite.Tests, suite.Time = len(suite.Cases), seconds(total)

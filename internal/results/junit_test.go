@@ -21,6 +21,9 @@ func TestJUnitAgreesWithTheSummary(t *testing.T) {
 	noVerdict.Plans = []string{"default", "bits-12"}
 	debian := result(pass, unsupported, unsupported)
 	debian.Entry = "debian-6.12"
+	// Every spec passed, but a boot's kernel warned: a failure of its own.
+	warnedKernel := result(pass, warned)
+	warnedKernel.KernelProblems = []string{oops, "boot bits-12: BUG: KFENCE: out-of-bounds read"}
 	for name, tc := range map[string]struct {
 		res                              *Result
 		suite                            string
@@ -30,6 +33,7 @@ func TestJUnitAgreesWithTheSummary(t *testing.T) {
 		"fail":       {result(pass, fail, unsupported, unresolved), "reference x86_64", 1, 1, 1, 1},
 		"skipped":    {debian, "debian-6.12 x86_64", 1, 0, 0, 2},
 		"no verdict": {noVerdict, "reference x86_64", 0, 0, 2, 0},
+		"kernel log": {warnedKernel, "reference x86_64", 2, 2, 0, 0},
 	} {
 		t.Run(name, func(t *testing.T) {
 			res := tc.res
@@ -55,17 +59,20 @@ func TestJUnitAgreesWithTheSummary(t *testing.T) {
 				t.Errorf("totals %+v, want %d passed, %d failed, %d errors, %d skipped", got, tc.passed, tc.failed, tc.errored, tc.skipped)
 			}
 			if res.NoVerdict == "" {
-				p, f, k := res.Summary.Totals()
+				p, f, k := res.Totals()
 				if got.Passed != p || got.Failed+got.Error != f || got.Skipped != k {
-					t.Errorf("totals %+v disagree with %q", got, res.Summary.ClosingLine())
+					t.Errorf("totals %+v disagree with %q", got, res.ClosingLine())
 				}
 			}
 			for i, tst := range s.Tests {
-				boot := "default"
-				if res.NoVerdict == "" {
-					boot = res.Summary.Specs[i].Boot
-				} else {
+				var boot string
+				switch {
+				case res.NoVerdict != "":
 					boot = res.Plans[i]
+				case i < len(res.Summary.Specs):
+					boot = res.Summary.Specs[i].Boot
+				default:
+					boot = res.KernelLogs()[i-len(res.Summary.Specs)].Boot
 				}
 				if tst.Classname != "x86_64."+boot || strings.ContainsAny(tst.Name, " #") {
 					t.Errorf("test %q of class %q: want a requirement ID or a boot, in class x86_64.%s", tst.Name, tst.Classname, boot)

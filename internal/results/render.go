@@ -120,7 +120,7 @@ func Text(res *Result) string {
 	}
 	fmt.Fprintf(&b, "\nresults: %s\n", res.Dir)
 	fmt.Fprintf(&b, "evidence: %s\n", filepath.Join(res.Dir, EvidenceFile))
-	b.WriteString(s.ClosingLine() + "\n")
+	b.WriteString(res.ClosingLine() + "\n")
 	return b.String()
 }
 
@@ -186,6 +186,8 @@ func KTAP(res *Result) string {
 	if res.NoVerdict != "" {
 		plan += len(boots)
 	}
+	logs := res.KernelLogs()
+	plan += len(logs)
 	fmt.Fprintf(&b, "1..%d\n", plan)
 	image := res.Source
 	if res.KernelSHA != "" {
@@ -248,7 +250,15 @@ func KTAP(res *Result) string {
 			fmt.Fprintf(&b, "not ok %d %s\n", n, name)
 		}
 	}
-	pass, fail, skip := s.Count(contract.Pass), s.Count(contract.Fail), s.Count(contract.Unsupported)
+	// A boot whose kernel logged problems fails a test of its own.
+	for _, l := range logs {
+		n++
+		for _, line := range l.Lines {
+			diag(&b, "KERNEL: ", line)
+		}
+		fmt.Fprintf(&b, "not ok %d %s\n", n, KernelLogTest(l.Boot))
+	}
+	pass, fail, skip := s.Count(contract.Pass), s.Count(contract.Fail)+len(logs), s.Count(contract.Unsupported)
 	if o.FtraceDir != "" {
 		if ftraceSubtest(&b, n+1, res) {
 			pass++
@@ -258,9 +268,6 @@ func KTAP(res *Result) string {
 	}
 	for _, p := range s.SuiteProblems {
 		diag(&b, "SUITE: ", p)
-	}
-	for _, p := range res.KernelProblems {
-		diag(&b, "KERNEL: ", p)
 	}
 	fmt.Fprintf(&b, "# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:%d error:%d\n", pass, fail, skip, errors)
 	return b.String()
@@ -394,7 +401,7 @@ func Evidence(res *Result) string {
 	o := res.Request
 	s := res.Summary
 	var b strings.Builder
-	fmt.Fprintf(&b, "ftrace stackmap conformance (profile %s): %s\n", o.Profile, s.ClosingLine())
+	fmt.Fprintf(&b, "ftrace stackmap conformance (profile %s): %s\n", o.Profile, res.ClosingLine())
 	kernel := s.Kernel
 	if kernel == "" {
 		kernel = "(the guest did not say)"

@@ -66,7 +66,7 @@ func TestKTAP(t *testing.T) {
 		pass) // the same spec again, as a second boot would run it
 	res.KernelProblems = []string{oops}
 	want := `KTAP version 1
-1..7
+1..8
 # kernel: 6.12.117-stackmap #1 SMP PREEMPT_DYNAMIC x86_64
 # image: IMAGE=reference (built from kernel/, inputs 0123456789abcdef), sha256 ` + sha + `
 # machine: x86_64 on QEMU emulator version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3) -M q35 -cpu qemu64
@@ -94,8 +94,9 @@ ok 5 default.SM-EVT-01
 ok 6 bits-12.odd _ name
 # ftrace baseline [BASE-ONOFF-01] turns tracing_on off and on again
 ok 7 default.BASE-ONOFF-01-2
-# KERNEL: ` + oops + `
-# Totals: pass:4 fail:1 xfail:0 xpass:0 skip:1 error:1
+# KERNEL: WARNING: CPU: 0 PID: 1 at kernel/trace/trace_stackmap.c:88 stackmap_reset+0x44/0x90
+not ok 8 default.kernel-log
+# Totals: pass:4 fail:2 xfail:0 xpass:0 skip:1 error:1
 `
 	if got := KTAP(res); got != want {
 		t.Errorf("KTAP() =\n%s\nwant\n%s", got, want)
@@ -107,8 +108,8 @@ var (
 	planLine    = regexp.MustCompile(`^1\.\.(\d+)$`)
 	// <result> <number> [<description>][ # [<directive>] [<diagnostic data>]]
 	resultLine = regexp.MustCompile(`^(ok|not ok) (\d+)( [^#]+)?( # (SKIP|ERROR)?.*)?$`)
-	// A name that lasts: "<boot>.<ID>", no spaces.
-	stableName = regexp.MustCompile(`^ [a-z0-9-]+(\.[A-Z0-9+-]+)?$`)
+	// A name that lasts: "<boot>.<ID>" or "<boot>.kernel-log", no spaces.
+	stableName = regexp.MustCompile(`^ [a-z0-9-]+(\.([A-Z0-9+-]+|kernel-log))?$`)
 	// kunit_parser.py's TEST_RESULT: the name is group 4, and must be the
 	// same name read this way.
 	kunitResult = regexp.MustCompile(`^\s*(ok|not ok) ([0-9]+) ?(:?- )?([^#]*)( # .*)?$`)
@@ -230,7 +231,7 @@ func TestEvidenceFailures(t *testing.T) {
 	res.Suite = "github.com/ftrace-stackmap/conformance v1.2-3-g0123456789ab-dirty"
 	res.Required, res.RequiredWhy = true, "default for build entries: IMAGE=reference"
 	got := Evidence(withRequest(res, o))
-	want := `ftrace stackmap conformance (profile v4): 1 passed, 3 failed, 1 skipped
+	want := `ftrace stackmap conformance (profile v4): 1 passed, 4 failed, 1 skipped
 kernel:  6.12.117-stackmap #1 SMP PREEMPT_DYNAMIC x86_64
 image:   IMAGE=reference (built from kernel/, inputs 0123456789abcdef)
 sha256:  ` + sha + `
@@ -334,7 +335,7 @@ requirements:
 
 results: results/20261122-164552-x86_64
 evidence: results/20261122-164552-x86_64/evidence.txt
-1 passed, 1 failed, 0 skipped
+1 passed, 2 failed, 0 skipped
 `, sha, fail.Message, oops)
 	if got := Text(res); got != want {
 		t.Errorf("Summary() =\n%s\nwant\n%s", got, want)

@@ -4,6 +4,7 @@ package results
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
@@ -67,6 +68,48 @@ type Result struct {
 	RequiredWhy string
 	// NoVerdict is why the run gave no trustworthy verdict, "" when it did.
 	NoVerdict string
+}
+
+// KernelLog is what one boot's kernel log showed wrong: a failed test of
+// its own in the KTAP and the JUnit, and in the closing line, so that no
+// report reads as a pass of a run that failed on it.
+type KernelLog struct {
+	Boot  string
+	Lines []string
+}
+
+// KernelLogs groups the kernel's problems by boot, in the order seen.
+func (r *Result) KernelLogs() []KernelLog {
+	var out []KernelLog
+	for _, p := range r.KernelProblems {
+		boot, line := "default", p
+		if rest, ok := strings.CutPrefix(p, "boot "); ok {
+			if b, l, ok := strings.Cut(rest, ": "); ok {
+				boot, line = b, l
+			}
+		}
+		if len(out) == 0 || out[len(out)-1].Boot != boot {
+			out = append(out, KernelLog{Boot: boot})
+		}
+		out[len(out)-1].Lines = append(out[len(out)-1].Lines, line)
+	}
+	return out
+}
+
+// KernelLogTest names a boot's kernel-log test: beside its specs'.
+func KernelLogTest(boot string) string { return boot + ".kernel-log" }
+
+// Totals are the closing line's numbers: the specs', and a failure for
+// each boot whose kernel logged problems.
+func (r *Result) Totals() (passed, failed, skipped int) {
+	p, f, k := r.Summary.Totals()
+	return p, f + len(r.KernelLogs()), k
+}
+
+// ClosingLine is the last line of the run.
+func (r *Result) ClosingLine() string {
+	p, f, k := r.Totals()
+	return fmt.Sprintf("%d passed, %d failed, %d skipped", p, f, k)
 }
 
 // ExitCode is the run's exit status: the summary's, or 1 when a kernel log

@@ -3,6 +3,7 @@
 package results
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -98,5 +99,27 @@ func TestRequire(t *testing.T) {
 				t.Errorf("KTAP lacks %q:\n%s", tc.ktap, KTAP(res))
 			}
 		})
+	}
+}
+
+func TestKernelLogs(t *testing.T) {
+	res := result(pass)
+	res.KernelProblems = []string{
+		"boot default: WARNING: CPU: 0 PID: 1 at kernel/trace/trace_stackmap.c:88 stackmap_reset+0x44/0x90",
+		"boot default: BUG: KASAN: slab-out-of-bounds in stackmap_insert+0x1c/0x80",
+		"boot stress: rcu: INFO: rcu_sched self-detected stall on CPU",
+		"INFO: task kworker/0:1:12 blocked for more than 120 seconds.",
+	}
+	got := res.KernelLogs()
+	want := []KernelLog{
+		{"default", []string{"WARNING: CPU: 0 PID: 1 at kernel/trace/trace_stackmap.c:88 stackmap_reset+0x44/0x90", "BUG: KASAN: slab-out-of-bounds in stackmap_insert+0x1c/0x80"}},
+		{"stress", []string{"rcu: INFO: rcu_sched self-detected stall on CPU"}},
+		{"default", []string{"INFO: task kworker/0:1:12 blocked for more than 120 seconds."}},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("KernelLogs() = %v, want %v", got, want)
+	}
+	if c := res.ClosingLine(); c != "1 passed, 3 failed, 0 skipped" {
+		t.Errorf("closing line %q: each boot's kernel log that shows problems is a failure", c)
 	}
 }
