@@ -85,16 +85,12 @@ func OneLine(verdict string) string {
 // Text is the run in full: where it ran, one line per spec, the
 // requirements' coverage, and the closing line, last.
 func Text(res *Result) string {
-	o := res.Request
 	s := res.Summary
 	var b strings.Builder
-	fmt.Fprintf(&b, "kernel:  %s\nimage:   %s, sha256 %s\nmachine: %s on %s\nprofile: %s\nseed:    %d\n",
-		s.Kernel, res.Source, res.KernelSHA, o.Arch, res.Machine, o.Profile, o.Seed)
-	if res.Suite != "" {
-		fmt.Fprintf(&b, "suite:   %s\n", res.Suite)
-	}
-	if r := requireLine(res); r != "" {
-		fmt.Fprintf(&b, "require: %s\n", r)
+	for _, h := range header(res) {
+		if h[1] != "" { // a run that stopped early did not learn them all
+			fmt.Fprintf(&b, "%-8s %s\n", h[0]+":", h[1])
+		}
 	}
 	for _, br := range res.Boots {
 		if br.Boot != nil {
@@ -105,8 +101,10 @@ func Text(res *Result) string {
 	for _, why := range reasons {
 		fmt.Fprintf(&b, "boots not made (%s): %s\n", why, strings.Join(notMade[why], ", "))
 	}
-	b.WriteString("\n")
-	s.WriteSpecs(&b)
+	if len(s.Specs)+len(s.SuiteProblems) > 0 {
+		b.WriteString("\n")
+		s.WriteSpecs(&b)
+	}
 	for _, p := range res.KernelProblems {
 		fmt.Fprintf(&b, "%-11s %s\n", "KERNEL", p)
 	}
@@ -116,7 +114,7 @@ func Text(res *Result) string {
 		s.WriteCoverage(&b)
 	}
 	if res.NoVerdict != "" {
-		fmt.Fprintf(&b, "\nNO VERDICT: %s\n", res.NoVerdict)
+		fmt.Fprintf(&b, "\nNO VERDICT: %s\n", strings.TrimSpace(res.NoVerdict))
 	}
 	fmt.Fprintf(&b, "\nresults: %s\n", res.Dir)
 	fmt.Fprintf(&b, "evidence: %s\n", filepath.Join(res.Dir, EvidenceFile))
@@ -189,19 +187,9 @@ func KTAP(res *Result) string {
 	logs := res.KernelLogs()
 	plan += len(logs)
 	fmt.Fprintf(&b, "1..%d\n", plan)
-	image := res.Source
-	if res.KernelSHA != "" {
-		image += ", sha256 " + res.KernelSHA
-	}
-	machine := o.Arch
-	if res.Machine != "" {
-		machine += " on " + res.Machine
-	}
-	// What a run that stopped early did not learn is left out.
-	for _, h := range [][2]string{{"kernel: ", s.Kernel}, {"image: ", image}, {"machine: ", machine},
-		{"profile: ", o.Profile}, {"seed: ", fmt.Sprint(o.Seed)}, {"suite: ", res.Suite}, {"require: ", requireLine(res)}} {
+	for _, h := range header(res) {
 		if h[1] != "" {
-			diag(&b, h[0], h[1])
+			diag(&b, h[0]+": ", h[1])
 		}
 	}
 	n, errors := 0, 0
@@ -271,6 +259,22 @@ func KTAP(res *Result) string {
 	}
 	fmt.Fprintf(&b, "# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:%d error:%d\n", pass, fail, skip, errors)
 	return b.String()
+}
+
+// header is what a run was, as the summary and the KTAP begin: a value
+// the run did not learn before it stopped is "".
+func header(res *Result) [][2]string {
+	o := res.Request
+	image := res.Source
+	if res.KernelSHA != "" {
+		image += ", sha256 " + res.KernelSHA
+	}
+	machine := o.Arch
+	if res.Machine != "" {
+		machine += " on " + res.Machine
+	}
+	return [][2]string{{"kernel", res.Summary.Kernel}, {"image", image}, {"machine", machine},
+		{"profile", o.Profile}, {"seed", fmt.Sprint(o.Seed)}, {"suite", res.Suite}, {"require", requireLine(res)}}
 }
 
 // directive is a reason as a directive's text: one line, without "#",
@@ -407,10 +411,14 @@ func Evidence(res *Result) string {
 		kernel = "(the guest did not say)"
 	}
 	b.WriteString(wrap("kernel:  ", "         ", kernel))
-	b.WriteString(wrap("image:   ", "         ", res.Source))
-	b.WriteString(wrap("sha256:  ", "         ", res.KernelSHA))
-	b.WriteString(wrap("machine: ", "         ", o.Arch+" on "+res.Machine))
-	b.WriteString(wrap("boots:   ", "         ", boots(res)))
+	if res.Source != "" { // known once the kernel was found
+		b.WriteString(wrap("image:   ", "         ", res.Source))
+		b.WriteString(wrap("sha256:  ", "         ", res.KernelSHA))
+		b.WriteString(wrap("machine: ", "         ", o.Arch+" on "+res.Machine))
+	}
+	if len(res.Boots) > 0 {
+		b.WriteString(wrap("boots:   ", "         ", boots(res)))
+	}
 	b.WriteString(wrap("seed:    ", "         ", fmt.Sprint(o.Seed)))
 	if res.Suite != "" {
 		b.WriteString(wrap("suite:   ", "         ", res.Suite))
