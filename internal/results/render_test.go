@@ -408,3 +408,19 @@ ok 1 default.BASE-ONOFF-01
 		t.Errorf("KTAP() =\n%s\nwant the ftracetest subtest nested after the specs", got)
 	}
 }
+
+// TestReportsOfARunRefusedEarly: what the run did not learn is left out,
+// not printed empty, and the reason is there.
+func TestReportsOfARunRefusedEarly(t *testing.T) {
+	res := &Result{Request: opts, Dir: "results/x", NoVerdict: "PROFILE=\"v9\": want v4 or v3\n", Plans: []string{"default"}}
+	for name, text := range map[string]string{"summary": Text(res), "evidence": Evidence(res), "ktap": KTAP(res)} {
+		for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
+			if strings.HasSuffix(strings.TrimSpace(l), ":") || strings.Contains(l, ", sha256") || strings.HasSuffix(l, " on") {
+				t.Errorf("%s: empty field %q", name, l)
+			}
+		}
+		if !strings.Contains(text, `PROFILE="v9": want v4 or v3`) {
+			t.Errorf("%s lacks the reason:\n%s", name, text)
+		}
+	}
+}
