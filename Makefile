@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # ftrace stackmap conformance suite.
 #
-#   make qemu-test ARCH=arm64|x86_64 [KERNEL=path] [IMAGE=lock-entry] [PROFILE=v4|v3] [LABELS=filter]
+#   make qemu-test ARCH=arm64|x86_64 [KERNEL=path | TREE=kernel-source | IMAGE=lock-entry] [PROFILE=v4|v3] [LABELS=filter]
 #                  [FTRACETEST=tree/tools/testing/selftests/ftrace] [FTRACETEST_MATCH=stackmap]
 #                  [REQUIRE=stackmap|none] [SEED=n] [EXIT_CODES=smct|kselftest]
 #   make kernel ARCH=... [PIN=1]   build the reference kernel (cached)
@@ -9,6 +9,8 @@
 #   make stress ARCH=...           the hot path under load
 #   make matrix [IMAGES=a,b]       every images.lock entry on both arches, two boots at a time
 #   make bench [IMAGE=entry] [REPS=3] [IMAGES=a,b]   time to verdict against a bare boot
+#   make review SERIES=mbox|msgid|base..head TREE=dir [BASE=rev] [ARCHES=a,b] [AGAINST=...]
+#                      walk a series patch by patch: build, boot and test every prefix
 #   make test          unit tests and end-to-end boots of both arches
 #
 # Exit status of qemu-test: 0 no spec failed, 1 a spec failed, 2 no verdict;
@@ -16,6 +18,7 @@
 
 ARCH    ?= arm64
 KERNEL  ?=
+TREE    ?=
 IMAGE   ?=
 PROFILE ?= v4
 LABELS  ?=
@@ -26,6 +29,7 @@ CPU     ?=
 MEM     ?=
 QEMU_OPTS ?=
 KEEP    ?=
+LANES   ?=
 FTRACETEST ?=
 FTRACETEST_MATCH ?= stackmap
 REQUIRE ?=
@@ -34,11 +38,21 @@ EXIT_CODES ?= smct
 # Go lives in /usr/local/go on a fresh machine, maybe not on PATH.
 GO      ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 
+# SHELL=1 asks for a shell in the guest; make's own SHELL stays /bin/sh.
+ifeq ($(origin SHELL),command line)
+GUEST_SHELL := $(SHELL)
+override SHELL := /bin/sh
+endif
+
 PIN     ?=
+SERIES  ?=
+AGAINST ?=
+BASE    ?=
+ARCHES  ?= arm64,x86_64
 IMAGES  ?=
 REPS    ?= 3
 
-.PHONY: go-check qemu-test kernel mutants stress matrix bench test unit-test smct clean
+.PHONY: go-check qemu-test kernel mutants stress matrix bench review test unit-test smct clean
 
 # Go and the version go.mod asks for, checked before anything else: a
 # fresh machine may have neither, and Go's own message would not say how.
@@ -53,10 +67,10 @@ smct: go-check
 	@$(GO) build -o bin/smct ./cmd/smct
 
 qemu-test: smct
-	@./bin/smct qemu-test -arch '$(ARCH)' -kernel '$(KERNEL)' -image '$(IMAGE)' \
+	@./bin/smct qemu-test -arch '$(ARCH)' -kernel '$(KERNEL)' -tree '$(TREE)' -image '$(IMAGE)' \
 		-profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' \
 		-ftracetest '$(FTRACETEST)' -ftracetest-match '$(FTRACETEST_MATCH)' -jobs '$(JOBS)' -accel '$(ACCEL)' \
-		-cpu '$(CPU)' -mem '$(MEM)' -qemu-opts '$(QEMU_OPTS)' $(if $(KEEP),-keep) \
+		-cpu '$(CPU)' -mem '$(MEM)' -qemu-opts '$(QEMU_OPTS)' $(if $(KEEP),-keep) $(if $(GUEST_SHELL),-shell) -lanes '$(or $(LANES),0)' \
 		-require-feature '$(REQUIRE)' -seed '$(SEED)' -exit-codes '$(EXIT_CODES)'
 
 # The reference kernel (kernel/), built and cached; PIN=1 records it in images.lock.
@@ -81,6 +95,12 @@ matrix: smct
 # throughput of a matrix (the Debian entries, or IMAGES=); medians of REPS.
 bench: smct
 	@./bin/smct bench -image '$(IMAGE)' -reps '$(REPS)' -matrix-images '$(IMAGES)' -timeout '$(TIMEOUT)'
+
+# A series walked patch by patch on every arch: per-patch table and evidence.
+review: smct
+	@./bin/smct review -series '$(SERIES)' -tree '$(TREE)' -base '$(BASE)' -arches '$(ARCHES)' \
+		-against '$(AGAINST)' -profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' -jobs '$(JOBS)' \
+		-accel '$(ACCEL)' -lanes '$(or $(LANES),0)'
 
 # The suites package is the guest's test binary: it runs under QEMU (e2e),
 # not on the build host.

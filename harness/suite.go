@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -23,6 +24,9 @@ var (
 	bootTime *Snapshot
 	profile  = contract.ProfileV4
 	force    bool
+	// captureDir receives copies of exports the host checks again with
+	// the kernel tree's own tools; nothing is kept when empty.
+	captureDir string
 	// workloadDelay slows every workload run, so a test of the suite can
 	// interrupt it while a spec has settings changed.
 	workloadDelay time.Duration
@@ -39,6 +43,24 @@ func RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&workloadDelay, "smct.workload-delay", 0, "make each workload run take this long (for testing interruption)")
 	fs.StringVar(&workload, "smct.workload", selfExe, "program each workload run execs, which must exit 0 at once")
 	registerReportFlags(fs)
+	fs.StringVar(&captureDir, "smct.capture", "", "keep copies of stack_map and stack_map_bin, read together, in this directory")
+}
+
+// Capturing says whether the run keeps copies of exports (-smct.capture).
+func Capturing() bool { return captureDir != "" }
+
+// Capture keeps a copy of an export under name, when the run keeps them.
+func Capture(name string, data []byte) {
+	if captureDir == "" {
+		return
+	}
+	err := os.MkdirAll(captureDir, 0o755)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(captureDir, name), data, 0o644)
+	}
+	if err != nil {
+		Note("could not keep a copy of %s for the host: %v", name, err)
+	}
 }
 
 // Profile is the contract profile this run checks.

@@ -14,6 +14,9 @@ const (
 	SuitePath     = "/suites.test"
 	WorkloadPath  = "/workload" // the suite's -smct.workload in the guest
 	RunConfigPath = "/etc/smct/run.json"
+	// CaptureDir is the suite's -smct.capture in the guest: the init sends
+	// each file in it to the host, as a frame named after it.
+	CaptureDir = "/tmp/capture"
 )
 
 // Where the kernel tree's ftrace selftests and the busybox they run with
@@ -40,6 +43,9 @@ type RunConfig struct {
 	// Ftracetest are the kernel tree's own selftests to run after the
 	// suite, as paths under FtraceDir; none when empty.
 	Ftracetest []string `json:"ftracetest,omitempty"`
+	// Shell asks for busybox's shell on the console instead of the suite
+	// (SHELL=1): the machine powers off when it exits.
+	Shell bool `json:"shell,omitempty"`
 }
 
 // ReadRunConfig reads the run configuration the host appended to the initramfs.

@@ -42,18 +42,27 @@ func FtraceTests(dir, match string) ([]string, error) {
 	return tests, nil
 }
 
+// BusyboxRecords put busybox at BusyboxPath; the init installs its links
+// when a shell is wanted.
+func BusyboxRecords(busybox string) ([]cpio.Record, error) {
+	bb, err := os.ReadFile(busybox)
+	if err != nil {
+		return nil, err
+	}
+	return []cpio.Record{
+		cpio.Directory("bin", 0o755),
+		cpio.StaticFile(strings.TrimPrefix(BusyboxPath, "/"), string(bb), 0o755),
+	}, nil
+}
+
 // SelftestRecords are the archive records that let the guest run the
 // tree's ftracetest: busybox (its shell and utilities, installed as links
 // by the init) and the ftracetest script with its whole test.d, since a
 // test may source helpers from anywhere in it.
 func SelftestRecords(busybox, dir string) ([]cpio.Record, error) {
-	bb, err := os.ReadFile(busybox)
+	records, err := BusyboxRecords(busybox)
 	if err != nil {
 		return nil, err
-	}
-	records := []cpio.Record{
-		cpio.Directory("bin", 0o755),
-		cpio.StaticFile(strings.TrimPrefix(BusyboxPath, "/"), string(bb), 0o755),
 	}
 	guestDir := strings.TrimPrefix(FtraceDir, "/")
 	records = append(records, cpio.Directory(guestDir, 0o755))

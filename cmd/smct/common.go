@@ -114,6 +114,7 @@ func runFlags(fs *flag.FlagSet, o *qemutest.Options) {
 	fs.StringVar(&o.Mem, "mem", "", "QEMU -m (default 512)")
 	fs.Func("qemu-opts", "more QEMU options, added to every boot", func(v string) error { o.QEMUOpts = strings.Fields(v); return nil })
 	fs.BoolVar(&o.Keep, "keep", false, "keep each boot's initramfs and a rerun.sh that boots it again")
+	fs.IntVar(&o.Lanes, "lanes", 0, "boots made at a time (default: one per CPU, as memory allows)")
 }
 
 // requireFlags are the flags that say what a run expects of its kernel and

@@ -24,6 +24,7 @@ const usage = `usage: smct [-C PROJECT-DIR] COMMAND ...
   smct mutants -arch arm64|x86_64 [-kernel PATH | -image ENTRY] [-faults a,b]
   smct matrix [-images a,b] [-arches arm64,x86_64] [-parallel 2]
   smct bench [-image ENTRY] [-reps 3] [-matrix-images a,b]
+  smct review -series MBOX|MSGID|BASE..HEAD -tree DIR [-base REV] [-arches a,b] [-against SERIES]
   smct help`
 
 // commands are smct's subcommands; each parses its own flags.
@@ -32,6 +33,7 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"kernel":    kernelMain,
 	"mutants":   mutantsMain,
 	"matrix":    matrixMain,
+	"review":    reviewMain,
 	"bench":     benchMain,
 }
 

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -25,6 +26,7 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	o := qemutest.Options{Progress: rep}
 	fs.StringVar(&o.Arch, "arch", "", "arm64 or x86_64")
 	fs.StringVar(&o.Kernel, "kernel", "", "kernel image to boot (overrides -image)")
+	fs.StringVar(&o.Tree, "tree", "", "kernel source tree to build with the suite's config fragments and boot (overrides -image)")
 	fs.StringVar(&o.Image, "image", "", "images.lock entry to boot (default: the lock's default)")
 	fs.StringVar(&o.Profile, "profile", "v4", "contract profile: v4 or v3")
 	fs.StringVar(&o.Labels, "labels", "", "Ginkgo label filter, e.g. 'SM-RESET-01 || baseline'")
@@ -36,6 +38,7 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	bootArgs := fs.String("append", "", "extra kernel command line words")
 	exitCodes := fs.String("exit-codes", results.ExitCodesSmct, "exit status convention: smct (0 ok, 1 failed, 2 no verdict) or kselftest (0 pass, 1 fail, 4 all skipped, 5 no verdict)")
 	echo := fs.Bool("console", false, "copy the guest console to stderr as it arrives")
+	shell := fs.Bool("shell", false, "boot to a shell in the guest instead of the suite, the terminal attached")
 	if err := fs.Parse(args); err != nil {
 		return exitNoVerdict
 	}
@@ -68,9 +71,12 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitNoVerdict
 	}
-	if o.Kernel != "" {
-		// The user's own path, from where they stand.
-		if o.Kernel, err = filepath.Abs(o.Kernel); err != nil {
+	// The user's own paths, from where they stand.
+	for _, p := range []*string{&o.Kernel, &o.Tree} {
+		if *p == "" {
+			continue
+		}
+		if *p, err = filepath.Abs(*p); err != nil {
 			fmt.Fprintln(stderr, err)
 			return exitNoVerdict
 		}
@@ -78,6 +84,17 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := interruptible()
 	defer stop()
+	if *shell {
+		res, err := qemutest.Shell(ctx, o, os.Stdin, stdout, stderr)
+		if res != nil && res.Dir != "" {
+			fmt.Fprintf(stderr, "shell session files: %s\n", res.Dir)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "shell: %s\n", results.OneLine(err.Error()))
+			return exitNoVerdict
+		}
+		return 0
+	}
 	res, err := qemutest.Run(ctx, o)
 	if err != nil {
 		reason := results.Plain(err.Error())

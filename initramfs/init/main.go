@@ -14,11 +14,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/u-root/u-root/pkg/libinit"
@@ -66,7 +66,7 @@ func main() {
 	powerOff()
 }
 
-func run(console io.Writer) (int, error) {
+func run(console *os.File) (int, error) {
 	libinit.Create(rootfs, false)
 	// Keep kernel messages off the console so they cannot cut a frame; the
 	// kernel log travels in its own frame instead.
@@ -76,6 +76,9 @@ func run(console io.Writer) (int, error) {
 	cfg, err := initramfs.ReadRunConfig(initramfs.RunConfigPath)
 	if err != nil {
 		return 0, err
+	}
+	if cfg.Shell {
+		return 0, shell(console, cfg)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.TimeoutSeconds)*time.Second)
 	defer cancel()
@@ -110,6 +113,16 @@ func run(console io.Writer) (int, error) {
 	}
 	if err := consoleframe.Write(console, filepath.Base(reportPath), report); err != nil {
 		return 0, err
+	}
+	captured, _ := os.ReadDir(initramfs.CaptureDir)
+	for _, e := range captured {
+		data, err := os.ReadFile(filepath.Join(initramfs.CaptureDir, e.Name()))
+		if err != nil {
+			return 0, err
+		}
+		if err := consoleframe.Write(console, e.Name(), data); err != nil {
+			return 0, err
+		}
 	}
 	if len(cfg.Ftracetest) > 0 {
 		out, logs := runFtracetest(ctx, cfg.Ftracetest)
@@ -152,6 +165,38 @@ func runFtracetest(ctx context.Context, tests []string) (out, logs []byte) {
 		logs = fmt.Appendf(logs, "==> %s <==\n%s\n", filepath.Base(n), b)
 	}
 	return out, logs
+}
+
+// shell gives the user busybox's shell on the console, with the suite and
+// tracefs at hand, until it exits.
+func shell(console *os.File, cfg initramfs.RunConfig) error {
+	if b, err := exec.Command(initramfs.BusyboxPath, "--install", "-s", "/bin").CombinedOutput(); err != nil {
+		return fmt.Errorf("cannot install busybox's links: %v\n%s", err, b)
+	}
+	tracefs := "/sys/kernel/tracing"
+	if err := unix.Mount("tracefs", tracefs, "tracefs", 0, ""); err != nil {
+		log.Printf("cannot mount tracefs on %s: %v", tracefs, err)
+	}
+	fmt.Fprintf(console, "\nsmct-init: a shell instead of the suite; tracefs is on %s.\n", tracefs)
+	words := []string{initramfs.SuitePath}
+	for _, a := range cfg.Args {
+		// Quoted for the shell: a label filter has spaces and '!'.
+		words = append(words, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
+	}
+	fmt.Fprintf(console, "smct-init: run the suite with: %s\n", strings.Join(words, " "))
+	fmt.Fprintf(console, "smct-init: exit the shell to power off (or Ctrl-A x to stop QEMU)\n\n")
+	// cttyhack makes the console the shell's controlling terminal, so
+	// Ctrl-C reaches what runs in it and not the init.
+	cmd := exec.Command("/bin/setsid", "/bin/cttyhack", "/bin/sh", "-l")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = console, console, console
+	cmd.Dir = "/tmp"
+	cmd.Env = []string{"PATH=/bin:/", "HOME=/tmp", "TERM=vt100", "PS1=smct-guest# "}
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		return fmt.Errorf("cannot run the shell: %v", err)
+	}
+	return nil
 }
 
 // setConsoleLogLevel is syslog(2) SYSLOG_ACTION_CONSOLE_LEVEL.

@@ -23,6 +23,7 @@ import (
 type Request struct {
 	Arch      string
 	Kernel    string // a kernel image path; overrides Image
+	Tree      string // a kernel source tree to build; overrides Image
 	Image     string // an images.lock entry; "" for the lock's default
 	LockFile  string
 	KernelDir string
@@ -33,25 +34,36 @@ type Request struct {
 
 // Kernel is a kernel ready to boot.
 type Kernel struct {
-	Path      string // the image resolved
-	Bootable  string // the file QEMU boots: Path, or its unpacked vmlinux
-	SHA256    string // of Path
-	Source    string // where it came from, for the reports
-	Entry     string // the images.lock entry, "" for KERNEL=
-	Reference bool   // the reference kernel built from kernel/ (it has the profile switch)
+	Path      string            // the image resolved
+	Bootable  string            // the file QEMU boots: Path, or its unpacked vmlinux
+	SHA256    string            // of Path
+	Source    string            // where it came from, for the reports
+	Entry     string            // the images.lock entry, "" for KERNEL=
+	Reference bool              // the reference kernel built from kernel/ (it has the profile switch)
+	Tree      *kbuild.TreeState // the source tree it was built from, for TREE=
+	Cached    bool              // built here before: found in the cache
 }
 
 // Resolve finds, fetches or builds the kernel, and checks it can boot.
 func Resolve(r Request) (*Kernel, error) {
-	path, source, entry, built, err := r.kernel()
-	if err != nil {
-		return nil, err
+	var k *Kernel
+	if r.Tree != "" {
+		var err error
+		if k, err = r.buildTree(); err != nil {
+			return nil, err
+		}
+	} else {
+		path, source, entry, built, err := r.kernel()
+		if err != nil {
+			return nil, err
+		}
+		k = &Kernel{Path: path, Source: source, Entry: entry, Reference: built}
 	}
-	k := &Kernel{Path: path, Source: source, Entry: entry, Reference: built}
-	if k.SHA256, err = images.FileSHA256(path); err != nil {
+	var err error
+	if k.SHA256, err = images.FileSHA256(k.Path); err != nil {
 		return nil, fmt.Errorf("hashing the kernel: %w", err)
 	}
-	if k.Bootable, err = r.bootable(path, k.SHA256); err != nil {
+	if k.Bootable, err = r.bootable(k.Path, k.SHA256); err != nil {
 		return nil, err
 	}
 	if r.Kernel != "" {
@@ -121,7 +133,11 @@ func (r Request) buildKernel(e *images.Entry) (string, string, error) {
 	build, from, changed := b.Build, "built from kernel/", "kernel/ differs from what images.lock pins for %s/%s; `make kernel ARCH=%[2]s PIN=1` records it"
 	if e.Kind == images.KindB4 {
 		tb := kbuild.TreeBuilder{Entry: e, Arch: b.Arch, KernelDir: b.KernelDir, CacheDir: b.CacheDir, Progress: b.Progress, Jobs: b.Jobs}
-		build, from = tb.Build, fmt.Sprintf("%s at %s + %s", e.Tree, e.Base, e.MessageID)
+		series := e.MessageID
+		if e.Series != "" {
+			series = e.Series
+		}
+		build, from = tb.Build, fmt.Sprintf("%s at %s + %s", e.Tree, e.Base, series)
 		changed = "the recipe, fragments or compiler of %s/%s differ from what images.lock pins"
 	}
 	res, err := build()
@@ -137,6 +153,20 @@ func (r Request) buildKernel(e *images.Entry) (string, string, error) {
 		r.Progress.Notef("note: the %s kernel built from the pinned inputs has sha256 %s, images.lock pins %s (another toolchain, or for b4 a moved tag or thread?)\n", e.Name, res.ImageSHA256, pin.ImageSHA256)
 	}
 	return res.Image, fmt.Sprintf("IMAGE=%s (%s, inputs %s)", e.Name, from, res.Key[:16]), nil
+}
+
+// buildTree builds (or finds in the cache) the kernel of a source tree.
+func (r Request) buildTree() (*Kernel, error) {
+	t := kbuild.LocalTree{Dir: r.Tree, Arch: r.Arch, KernelDir: r.KernelDir, CacheDir: r.CacheDir, Progress: r.Progress, Jobs: r.Jobs}
+	res, state, err := t.Build()
+	if err != nil {
+		return nil, fmt.Errorf("building TREE=%s: %w", r.Tree, err)
+	}
+	how := "built"
+	if res.Cached {
+		how = "cached build"
+	}
+	return &Kernel{Path: res.Image, Source: fmt.Sprintf("TREE=%s (%s, inputs %s)", state, how, res.Key[:16]), Tree: &state, Cached: res.Cached}, nil
 }
 
 // bootable checks the kernel's arch before booting and, for an x86 bzImage,

@@ -117,6 +117,10 @@ func runCell(ctx context.Context, o Options, c *Cell) {
 	ro.BootArgs = append([]string{}, o.Base.BootArgs...)
 	ro.ResultsDir = filepath.Join(o.Dir, c.Name())
 	ro.Progress = progress.Quiet(o.Notes, c.Entry+"/"+c.Arch+": ")
+	if ro.Lanes == 0 {
+		// The matrix runs cells side by side already: a lane per cell.
+		ro.Lanes = 1
+	}
 	start := time.Now()
 	c.Result, c.Err = qemutest.Run(ctx, ro)
 	c.Duration = time.Since(start)

@@ -76,6 +76,13 @@ func (r *Reporter) Notef(format string, args ...any) {
 	fmt.Fprintf(r.Always(), r.prefix+format, args...)
 }
 
+// Lines is r for steps made side by side: each step's start and end on a
+// line of its own, timestamped, even on a terminal, where redrawn lines
+// would fight.
+func (r *Reporter) Lines() *Reporter {
+	return &Reporter{w: r.Always(), quiet: r.quiet, prefix: r.prefix}
+}
+
 // Discard reports nothing at all: for runs whose output nobody reads.
 func Discard() *Reporter { return Quiet(io.Discard, "") }
 

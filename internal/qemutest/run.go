@@ -8,6 +8,7 @@ package qemutest
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,12 +16,15 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/dumpcheck"
 	"github.com/ftrace-stackmap/conformance/internal/kernels"
 
 	"github.com/onsi/ginkgo/v2/types"
@@ -32,6 +36,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/qemu"
@@ -52,6 +57,7 @@ type Options struct {
 	CPU, Mem   string             // CPU=, MEM=: QEMU's -cpu and -m instead of the machine's
 	QEMUOpts   []string           // QEMU_OPTS=: added to every QEMU command
 	Keep       bool               // KEEP=1: keep each boot's initramfs and a rerun.sh that boots it again
+	Lanes      int                // LANES=: boots made at a time; 0 means one per CPU, as memory allows
 }
 
 // InfraError means the run gave no verdict to trust: the step that
@@ -108,10 +114,8 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	if err != nil {
 		return res, err
 	}
-	for _, plan := range o.plans() {
-		if err := r.boot(ctx, plan); err != nil {
-			return r.res, err
-		}
+	if err := r.bootAll(ctx, o.plans()); err != nil {
+		return r.res, err
 	}
 	return r.finish()
 }
@@ -127,8 +131,11 @@ type run struct {
 	selftests *selftestSetup
 	res       *results.Result
 	reports   []types.Report
+	bootsUp   bool // a boot without a plan's parameters reached the suite
+	lanes     int  // boots made at a time
+
+	mu        sync.Mutex
 	noFeature string // why the default boot found no feature, if it did not
-	bootsUp   bool   // a boot without a plan's parameters reached the suite
 }
 
 // prepare checks the user's input, then gets QEMU, the kernel, the
@@ -161,6 +168,14 @@ func (o Options) prepare(ctx context.Context, res *results.Result) (*run, error)
 	if _, err := types.ParseLabelFilter(o.Labels); err != nil {
 		return nil, infra("LABELS=%q: %s", o.Labels, results.Plain(err.Error()))
 	}
+	if o.Kernel != "" && o.Tree != "" {
+		return nil, infra("KERNEL= and TREE= name two kernels: give one")
+	}
+	if o.Tree != "" {
+		if err := kbuild.CheckTree(o.Tree, o.Arch); err != nil {
+			return nil, &InfraError{Err: err}
+		}
+	}
 	r := &run{o: o, m: m}
 	if o.FtraceDir != "" {
 		tests, err := initramfs.FtraceTests(o.FtraceDir, o.FtraceMatch)
@@ -174,7 +189,7 @@ func (o Options) prepare(ctx context.Context, res *results.Result) (*run, error)
 	if err := apt.Ensure(o.Progress, apt.Need{Program: m.Binary, Package: m.Package}); err != nil {
 		return nil, failed("installing QEMU", err)
 	}
-	k, err := kernels.Resolve(kernels.Request{Arch: o.Arch, Kernel: o.Kernel, Image: o.Image, LockFile: o.LockFile,
+	k, err := kernels.Resolve(kernels.Request{Arch: o.Arch, Kernel: o.Kernel, Tree: o.Tree, Image: o.Image, LockFile: o.LockFile,
 		KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir, Progress: o.Progress, Jobs: o.Jobs})
 	if err != nil {
 		return nil, &InfraError{Err: err}
@@ -188,7 +203,7 @@ func (o Options) prepare(ctx context.Context, res *results.Result) (*run, error)
 	}
 	r.kernel = k.Bootable
 	r.res = res
-	res.Kernel, res.Entry, res.Source, res.KernelSHA, res.Machine = k.Path, k.Entry, k.Source, k.SHA256, m.Describe()
+	res.Kernel, res.Entry, res.Source, res.KernelSHA, res.KernelCached, res.Machine = k.Path, k.Entry, k.Source, k.SHA256, k.Cached, m.Describe()
 	step := o.step("building initramfs (%s)", o.Arch)
 	b := initramfs.Builder{ModuleDir: o.ModuleDir, OutDir: filepath.Join(o.ModuleDir, "build", o.Arch), Arch: o.Arch}
 	r.base, err = b.Build(ctx)
@@ -222,40 +237,155 @@ func (o Options) start() (*results.Result, error) {
 	return res, nil
 }
 
-// boot makes a plan's boot when its specs need it, and keeps what it says.
-func (r *run) boot(ctx context.Context, plan contract.BootPlan) error {
-	o, res := r.o, r.res
-	filter := plan.Filter(o.Labels)
-	chosen, err := selected(r.specs, filter)
-	if err != nil {
-		return infra("LABELS=%q: %w", o.Labels, err)
+// made is what one plan's boot brought back, before it is kept.
+type made struct {
+	plan    contract.BootPlan
+	chosen  types.SpecReports
+	br      results.BootResult
+	reports []types.Report
+	err     error
+	absent  string // the default boot found no feature: this one was not made
+}
+
+// bootAll makes the plans' boots, as many at a time as there are lanes,
+// starting them in plan order (the default boot first: it tells whether
+// the kernel has the feature at all), and keeps what they say in plan
+// order, so the reports do not depend on which boot ended first.
+func (r *run) bootAll(ctx context.Context, plans []contract.BootPlan) error {
+	lanes := r.o.lanes(len(plans))
+	r.res.Lanes = lanes
+	outs := make([]*made, len(plans))
+	sem := make(chan struct{}, lanes)
+	var wg sync.WaitGroup
+	for i, plan := range plans {
+		sem <- struct{}{}
+		if ctx.Err() != nil {
+			<-sem
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			outs[i] = r.makeBoot(ctx, plan, lanes > 1)
+		}()
 	}
-	br := results.BootResult{Plan: plan}
-	switch {
-	case len(chosen) == 0:
-		br.Skipped = results.NoSpecSelected
-		res.Boots = append(res.Boots, br)
-		return nil
-	case r.noFeature != "" && plan.Name != "default":
+	wg.Wait()
+	if ctx.Err() != nil {
+		return failed("booting", ctx.Err())
+	}
+	for _, m := range outs {
+		if err := r.keep(ctx, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lanes is how many boots run at once: LANES=, else one per CPU, as many
+// as the free memory holds, one when the console is echoed (boots would
+// interleave on it).
+func (o Options) lanes(plans int) int {
+	n := o.Lanes
+	if n <= 0 {
+		n = min(runtime.NumCPU(), memoryLanes(o.Mem))
+	}
+	if o.Echo != nil {
+		n = 1
+	}
+	return max(1, min(n, plans))
+}
+
+// memoryLanes is how many guests of mem (QEMU's -m, megabytes, 512 when
+// empty) and QEMU's own overhead fit in the memory available now.
+func memoryLanes(mem string) int {
+	guest := 512
+	if v, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSuffix(mem, "M"), "m")); err == nil && v > 0 {
+		guest = v
+	}
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 1
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		var kb int
+		if _, err := fmt.Sscanf(l, "MemAvailable: %d kB", &kb); err == nil {
+			return max(1, kb/1024/(guest+256))
+		}
+	}
+	return 1
+}
+
+// makeBoot makes a plan's boot when its specs need it. It changes nothing
+// of the run but the default boot's finding that the feature is absent:
+// boots run side by side.
+func (r *run) makeBoot(ctx context.Context, plan contract.BootPlan, sideBySide bool) *made {
+	o := r.o
+	m := &made{plan: plan, br: results.BootResult{Plan: plan}}
+	filter := plan.Filter(o.Labels)
+	m.chosen, m.err = selected(r.specs, filter)
+	if m.err != nil {
+		m.err = infra("LABELS=%q: %w", o.Labels, m.err)
+		return m
+	}
+	if len(m.chosen) == 0 {
+		m.br.Skipped = results.NoSpecSelected
+		return m
+	}
+	if why := r.featureAbsent(); why != "" && plan.Name != "default" {
 		// Booting again cannot find a feature the default boot did not.
-		br.Skipped = r.noFeature
-		res.Boots = append(res.Boots, br)
-		r.reports = append(r.reports, skippedAs(plan, chosen, r.noFeature+results.SeenInDefaultBoot+"; boot "+plan.Name+" not made)"))
-		return nil
+		m.absent = why
+		return m
 	}
 	var st *selftestSetup
 	if plan.Name == "default" {
 		st = r.selftests
 	}
-	reports, boot, err := o.bootOnce(ctx, r.m, r.kernel, r.base, res.Dir, plan, filter, st)
-	br.Boot = boot
+	if sideBySide {
+		o.Progress = o.Progress.Lines()
+	}
+	var boot *qemu.Result
+	m.reports, boot, m.err = o.bootOnce(ctx, r.m, r.kernel, r.base, r.res.Dir, plan, filter, st)
+	m.br.Boot = boot
+	if plan.Name == "default" && m.err == nil {
+		if why := featureAbsent(m.reports); why != "" {
+			r.mu.Lock()
+			r.noFeature = why
+			r.mu.Unlock()
+		}
+	}
+	return m
+}
+
+func (r *run) featureAbsent() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.noFeature
+}
+
+// keep adds what a boot said to the run, in plan order.
+func (r *run) keep(ctx context.Context, m *made) error {
+	o, res, plan := r.o, r.res, m.plan
+	switch {
+	case m.err != nil && m.br.Boot == nil && m.br.Skipped == "" && !errors.As(m.err, new(*BootDied)):
+		if len(m.chosen) == 0 {
+			return m.err // the label filter
+		}
+	case m.br.Skipped != "":
+		res.Boots = append(res.Boots, m.br)
+		return nil
+	case m.absent != "":
+		m.br.Skipped = m.absent
+		res.Boots = append(res.Boots, m.br)
+		r.reports = append(r.reports, skippedAs(plan, m.chosen, m.absent+results.SeenInDefaultBoot+"; boot "+plan.Name+" not made)"))
+		return nil
+	}
 	dmesg, _ := os.ReadFile(filepath.Join(res.Dir, "boots", plan.Name, "dmesg.txt"))
 	for _, p := range KernelProblems(dmesg) {
 		res.KernelProblems = append(res.KernelProblems, "boot "+plan.Name+": "+p)
 	}
-	res.Boots = append(res.Boots, br)
+	res.Boots = append(res.Boots, m.br)
 	var died *BootDied
-	if errors.As(err, &died) && len(plan.Append) > 0 {
+	if errors.As(m.err, &died) && len(plan.Append) > 0 {
 		// The kernel died on the parameter this boot exists to test: a
 		// failure of its specs, once a boot without the parameter shows
 		// that the kernel itself comes up.
@@ -265,22 +395,19 @@ func (r *run) boot(ctx context.Context, plan contract.BootPlan) error {
 			}
 			r.bootsUp = true
 		}
-		r.reports = append(r.reports, failedAs(plan, chosen, died.Error()))
+		r.reports = append(r.reports, failedAs(plan, m.chosen, died.Error()))
 		return nil
 	}
-	if err != nil {
-		return err
+	if m.err != nil {
+		return m.err
 	}
 	if len(plan.Append) == 0 {
 		r.bootsUp = true
 	}
-	if st != nil {
-		res.Selftests, res.SelftestsNote = readSelftests(filepath.Join(res.Dir, "boots", plan.Name), o.FtraceDir, st.tests)
+	if plan.Name == "default" && r.selftests != nil {
+		res.Selftests, res.SelftestsNote = readSelftests(filepath.Join(res.Dir, "boots", plan.Name), o.FtraceDir, r.selftests.tests)
 	}
-	r.reports = append(r.reports, reports...)
-	if why := featureAbsent(reports); why != "" {
-		r.noFeature = why
-	}
+	r.reports = append(r.reports, m.reports...)
 	return nil
 }
 
@@ -299,6 +426,9 @@ func (r *run) finish() (*results.Result, error) {
 	res.Summary = results.Summarize(r.reports)
 	if res.Required {
 		res.Summary.Require(contract.LabelStackmap, res.RequiredWhy)
+	}
+	if r.o.Tree != "" {
+		res.Decoder, res.DecoderNote = checkDecoder(r.o.Tree, filepath.Join(res.Dir, "boots", "default"), r.o.Progress)
 	}
 	if res.Summary.Kernel == "" {
 		// No guest reported (every boot died): the console still names it.
@@ -593,9 +723,36 @@ func readSelftests(dir, ftraceDir string, tests []string) ([]ftracetest.Case, st
 	return cases, ""
 }
 
+// checkDecoder holds the tree's own stack_map_bin decoder, if it has one,
+// to the export the default boot captured; a note says why it was not.
+func checkDecoder(tree, bootDir string, rep *progress.Reporter) (*dumpcheck.Check, string) {
+	tool := dumpcheck.Find(tree)
+	if tool == "" {
+		return nil, ""
+	}
+	bin := filepath.Join(bootDir, "stack_map_bin")
+	if _, err := os.Stat(bin); err != nil {
+		return nil, "not run: the default boot captured no stack_map_bin (SM-BIN-03 did not run, or the feature is absent)"
+	}
+	if err := apt.Ensure(rep, apt.Need{Program: "python3", Package: "python3"}); err != nil {
+		return nil, "not run: " + err.Error()
+	}
+	// Both arches the suite boots are little-endian.
+	c, err := dumpcheck.Run(tool, bin, filepath.Join(bootDir, "stack_map"), binary.LittleEndian)
+	if err != nil {
+		return nil, "not run: " + err.Error()
+	}
+	return c, ""
+}
+
+// consoleMu keeps boots ending side by side from mixing their consoles.
+var consoleMu sync.Mutex
+
 // appendConsole adds a boot's console to the run's console.log, so one
 // file holds every boot in order.
 func appendConsole(runDir, name string, boot qemu.Boot) {
+	consoleMu.Lock()
+	defer consoleMu.Unlock()
 	data, _ := os.ReadFile(boot.ConsoleLog)
 	f, err := os.OpenFile(filepath.Join(runDir, "console.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -660,6 +817,9 @@ func Judge(dir string, boot *qemu.Result) ([]types.Report, error) {
 		return nil, failed("reading "+log, err)
 	}
 	for name, data := range c.Files {
+		if name != filepath.Base(name) || name == ".." {
+			continue // a file name only: the guest writes in dir, nowhere else
+		}
 		os.WriteFile(filepath.Join(dir, name), data, 0o644)
 	}
 	switch {
@@ -692,7 +852,8 @@ func Judge(dir string, boot *qemu.Result) ([]types.Report, error) {
 
 func (o Options) suiteArgs(filter string) []string {
 	return []string{"-ginkgo.v", "-ginkgo.no-color", "-ginkgo.fail-on-empty", fmt.Sprintf("-ginkgo.seed=%d", o.Seed),
-		"-smct.profile=" + o.Profile, "-smct.workload=" + initramfs.WorkloadPath, "-ginkgo.label-filter=" + filter}
+		"-smct.profile=" + o.Profile, "-smct.workload=" + initramfs.WorkloadPath, "-smct.capture=" + initramfs.CaptureDir,
+		"-ginkgo.label-filter=" + filter}
 }
 
 // step shows a step while it runs (on a terminal only); the returned func

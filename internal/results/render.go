@@ -18,6 +18,7 @@ import (
 	"unicode"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/dumpcheck"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
 )
 
@@ -109,6 +110,7 @@ func Text(res *Result) string {
 		fmt.Fprintf(&b, "%-11s %s\n", "KERNEL", p)
 	}
 	writeSelftests(&b, res)
+	b.WriteString(decoderText(res, "\n", "  "))
 	if len(s.Coverage()) > 0 { // the stress run covers no requirement
 		b.WriteString("\nrequirements:\n")
 		s.WriteCoverage(&b)
@@ -119,6 +121,26 @@ func Text(res *Result) string {
 	fmt.Fprintf(&b, "\nresults: %s\n", res.Dir)
 	fmt.Fprintf(&b, "evidence: %s\n", filepath.Join(res.Dir, EvidenceFile))
 	b.WriteString(res.ClosingLine() + "\n")
+	return b.String()
+}
+
+// decoderText says whether the tree's own stack_map_bin decoder read the
+// kernel's export as the suite did; nothing when the tree has none.
+func decoderText(res *Result, lead, indent string) string {
+	d := res.Decoder
+	switch {
+	case d == nil && res.DecoderNote == "":
+		return ""
+	case d == nil:
+		return lead + wrap("the tree's decoder ("+dumpcheck.Tool+"): ", indent, res.DecoderNote)
+	case d.Agrees():
+		return lead + wrap("the tree's decoder ("+dumpcheck.Tool+"): ", indent, fmt.Sprintf("agrees with the kernel's export: %d stacks, their ids, ref counts, depths and addresses", d.Stacks))
+	}
+	var b strings.Builder
+	b.WriteString(lead + wrap("the tree's decoder ("+dumpcheck.Tool+"): ", indent, fmt.Sprintf("DISAGREES with the kernel's export (%d stacks)", d.Stacks)))
+	for _, p := range d.Problems {
+		b.WriteString(wrap(indent+"- ", indent+"  ", p))
+	}
 	return b.String()
 }
 
@@ -494,6 +516,7 @@ func Evidence(res *Result) string {
 			}
 		}
 	}
+	b.WriteString(decoderText(res, "\n", "  "))
 	if len(res.KernelProblems) > 0 {
 		b.WriteString("\nkernel problems:\n")
 		for _, p := range res.KernelProblems {
@@ -605,6 +628,8 @@ func Reproduce(res *Result) string {
 	switch {
 	case o.Kernel != "":
 		opts = append(opts, opt{"KERNEL", "-kernel", o.Kernel})
+	case o.Tree != "":
+		opts = append(opts, opt{"TREE", "-tree", o.Tree})
 	case o.Image != "":
 		opts = append(opts, opt{"IMAGE", "-image", o.Image})
 	case res.Entry != "":

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/dumpcheck"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
@@ -16,6 +17,7 @@ import (
 type Request struct {
 	Arch     string
 	Kernel   string // a kernel image path; overrides Image
+	Tree     string // a kernel source tree, built here; overrides Image
 	Image    string // an images.lock entry; "" for the lock's default
 	Profile  string // v4 or v3
 	Labels   string // Ginkgo label filter
@@ -48,9 +50,12 @@ type Result struct {
 	Entry     string  // the images.lock entry it came from, "" for KERNEL=
 	Source    string  // where it came from: the lock entry and package, or KERNEL=
 	KernelSHA string
-	Machine   string // QEMU's version and machine settings
-	Summary   Summary
-	Boots     []BootResult
+	// KernelCached says a kernel built here came from the cache.
+	KernelCached bool
+	Machine      string // QEMU's version and machine settings
+	Lanes        int    // boots made at a time
+	Summary      Summary
+	Boots        []BootResult
 	// KernelProblems are warnings, oopses and lockups the guests' kernel
 	// logs show: a kernel that misbehaves fails the run.
 	KernelProblems []string
@@ -58,6 +63,11 @@ type Result struct {
 	// for; SelftestsNote says why there are none, or what went wrong.
 	Selftests     []ftracetest.Case
 	SelftestsNote string
+	// Decoder is the tree's own stack_map_bin decoder held to the
+	// kernel's export (TREE= runs whose tree has one); DecoderNote says
+	// why it was not, when it has one.
+	Decoder     *dumpcheck.Check
+	DecoderNote string
 
 	Started time.Time // on the host: the guest's clock may read 1970
 	Suite   string    // the suite's repository and commit (git describe)
@@ -119,7 +129,7 @@ func (r *Result) ExitCode() int {
 		return 2
 	}
 	code := r.Summary.ExitCode()
-	if code == 0 && len(r.KernelProblems) > 0 {
+	if code == 0 && (len(r.KernelProblems) > 0 || r.Decoder != nil && !r.Decoder.Agrees()) {
 		return 1
 	}
 	return code
@@ -136,6 +146,9 @@ func (r *Result) Verdict() string {
 	case 0:
 		return "ok"
 	case 1:
+		if s.ExitCode() == 0 && len(r.KernelProblems) == 0 {
+			return "FAIL: the tree's " + dumpcheck.Tool + " disagrees with the kernel's export"
+		}
 		if s.ExitCode() == 0 {
 			return "FAIL: the kernel logged problems"
 		}

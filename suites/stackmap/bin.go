@@ -42,6 +42,14 @@ var _ = describe("the binary export", func() {
 	harness.ReqIt("SM-BIN-03", "agrees with stack_map on ids, depths, ref counts and symbols", func() {
 		tfs := harness.Root()
 		record(tfs, workloadRuns)
+		if harness.Capturing() {
+			// Both exports of one map, tracing off: the host decodes the
+			// binary again with the kernel tree's own tool, if it has one.
+			harness.Capture("stack_map_bin", readBinFile(tfs))
+			text, err := tfs.Read(mapNode)
+			harness.Prerequisite("SM-TEXT-01", wrap(err, "reading stack_map"))
+			harness.Capture("stack_map", []byte(text))
+		}
 		blocks := readBlocks(tfs)
 		bin := readBin(tfs)
 		Expect(bin.Records).To(HaveLen(len(blocks)), "stack_map_bin has %d records, stack_map %d blocks", len(bin.Records), len(blocks))

@@ -50,9 +50,14 @@ type Entry struct {
 	// message_id applied (b4 am), built like the reference kernel with
 	// kernel/config/<name>.config for each name in config, plus the
 	// arch's own fragment.
+	// Tree may also be a local repository (file:// or a path, relative to
+	// the lock's directory); then base is any revision it has. Series, a
+	// local mbox (relative to the lock's directory), replaces message_id
+	// for a series not posted, or saved from a mail client.
 	Tree          string   `yaml:"tree,omitempty"`
 	Base          string   `yaml:"base,omitempty"` // a 40-hex commit or a tag
 	MessageID     string   `yaml:"message_id,omitempty"`
+	Series        string   `yaml:"series,omitempty"`
 	SeriesVersion int      `yaml:"series_version,omitempty"` // 0: the newest b4 finds
 	Config        []string `yaml:"config,omitempty"`
 }
@@ -93,10 +98,39 @@ func Read(path string) (*Lock, error) {
 	if err := dec.Decode(&l); err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
+	for i := range l.Entries {
+		l.Entries[i].resolvePaths(filepath.Dir(path))
+	}
 	if err := l.check(); err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	return &l, nil
+}
+
+// resolvePaths makes a b4 entry's local tree and series absolute, from dir.
+func (e *Entry) resolvePaths(dir string) {
+	if e.Kind != KindB4 {
+		return
+	}
+	// host:path is git's scp-like syntax for ssh, not a path.
+	if e.Tree != "" && !strings.Contains(e.Tree, ":") && !filepath.IsAbs(e.Tree) {
+		e.Tree = filepath.Join(dir, e.Tree)
+	}
+	if e.Series != "" && !filepath.IsAbs(e.Series) {
+		e.Series = filepath.Join(dir, e.Series)
+	}
+}
+
+// LocalTree is the path of a b4 entry's tree when it is on this machine
+// (file:// or a path), "" for a remote one.
+func (e *Entry) LocalTree() string {
+	if strings.HasPrefix(e.Tree, "file://") {
+		return strings.TrimPrefix(e.Tree, "file://")
+	}
+	if filepath.IsAbs(e.Tree) {
+		return e.Tree
+	}
+	return ""
 }
 
 func (l *Lock) check() error {
@@ -189,11 +223,14 @@ var (
 // checkRecipe checks a b4 entry's recipe offline, by its form only; that
 // its fragments exist is for whoever knows kernel/ (kbuild.Check).
 func (e *Entry) checkRecipe() error {
+	local := e.LocalTree()
 	u, err := url.Parse(e.Tree)
-	if err != nil || !slices.Contains([]string{"https", "http", "git", "ssh"}, u.Scheme) || u.Host == "" {
-		return fmt.Errorf("tree %q: want a git URL (https://, git://, ssh://)", e.Tree)
+	if local == "" && (err != nil || !slices.Contains([]string{"https", "http", "git", "ssh"}, u.Scheme) || u.Host == "") {
+		return fmt.Errorf("tree %q: want a git URL (https://, git://, ssh://, file://) or a path", e.Tree)
 	}
 	switch {
+	case local != "" && e.Base != "" && !strings.ContainsAny(e.Base, " \t\r\n") && !strings.HasPrefix(e.Base, "-"):
+		// A local tree answers for any revision it has.
 	case fullCommit.MatchString(e.Base):
 	case shortCommit.MatchString(e.Base):
 		// git cannot fetch a commit by an abbreviation.
@@ -201,9 +238,17 @@ func (e *Entry) checkRecipe() error {
 	case !tagName.MatchString(e.Base) || strings.Contains(e.Base, "..") || strings.HasSuffix(e.Base, ".lock") || strings.HasSuffix(e.Base, "/"):
 		return fmt.Errorf("base %q: want a 40-hex commit or a tag name", e.Base)
 	}
-	left, right, _ := strings.Cut(e.MessageID, "@")
-	if left == "" || right == "" || strings.Contains(right, "@") || strings.ContainsAny(e.MessageID, "<> \t\r\n") {
-		return fmt.Errorf("message_id %q: want a message-id (left@right, without <> or spaces)", e.MessageID)
+	switch {
+	case e.MessageID != "" && e.Series != "":
+		return fmt.Errorf("message_id and series both name a series: give one")
+	case e.Series != "":
+	case e.MessageID == "":
+		return fmt.Errorf("no series: give message_id (a posted series) or series (a local mbox)")
+	default:
+		left, right, _ := strings.Cut(e.MessageID, "@")
+		if left == "" || right == "" || strings.Contains(right, "@") || strings.ContainsAny(e.MessageID, "<> \t\r\n") {
+			return fmt.Errorf("message_id %q: want a message-id (left@right, without <> or spaces)", e.MessageID)
+		}
 	}
 	if e.SeriesVersion < 0 {
 		return fmt.Errorf("series_version %d: want a positive version, or none for the newest", e.SeriesVersion)

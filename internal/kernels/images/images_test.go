@@ -59,7 +59,13 @@ func TestReadChecksB4Recipes(t *testing.T) {
 		"pinned":           {"{inputs_sha256: '', image_sha256: ''}", "{inputs_sha256: " + sha + sha[:24] + ", image_sha256: " + sha + sha[:24] + "}", ""},
 		"half pinned":      {"inputs_sha256: ''", "inputs_sha256: " + sha + sha[:24], "both"},
 		"not a URL":        {"https://git.example.org/linux.git", "git.example.org:linux", "tree"},
-		"file URL":         {"https://git.example.org/linux.git", "file:///srv/linux", "tree"},
+		"file URL":         {"https://git.example.org/linux.git", "file:///srv/linux", ""},
+		"local path":       {"https://git.example.org/linux.git", "../linux", ""},
+		"local branch":     {"tree: https://git.example.org/linux.git\n  base: v7.1-rc5", "tree: /srv/linux\n  base: my-series~3", ""},
+		"remote branch":    {"base: v7.1-rc5", "base: my-series~3", "base"},
+		"local mbox":       {"message_id: 20260101000000.1-1-someone@example.org", "series: v5.mbox", ""},
+		"two series":       {"config:", "series: v5.mbox\n  config:", "both"},
+		"no series":        {"  message_id: 20260101000000.1-1-someone@example.org\n", "", "no series"},
 		"short sha":        {"base: v7.1-rc5", "base: e8c2f9fdadee", "abbreviated"},
 		"bad tag":          {"base: v7.1-rc5", "base: v7..1", "base"},
 		"no base":          {"  base: v7.1-rc5\n", "", "base"},
@@ -161,5 +167,26 @@ func TestHasStackmap(t *testing.T) {
 		if want := e.Kind != KindDebian; e.WithStackmap() != want {
 			t.Errorf("images.lock: %s (%s) has_stackmap %v, want %v", e.Name, e.Kind, e.WithStackmap(), want)
 		}
+	}
+}
+
+// A local tree and mbox are found from the lock's directory, not from
+// wherever smct was started.
+func TestReadResolvesLocalPaths(t *testing.T) {
+	dir := t.TempDir()
+	text := "default: k\nentries:\n- name: k\n  kind: b4\n  tree: ../linux\n  base: HEAD~3\n" +
+		"  series: mail/v5.mbox\n  config: [common]\n  arches:\n    arm64: {inputs_sha256: '', image_sha256: ''}\n"
+	p := filepath.Join(dir, "images.lock")
+	os.WriteFile(p, []byte(text), 0o644)
+	l, err := Read(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := l.Entry("k")
+	if want := filepath.Join(filepath.Dir(dir), "linux"); e.Tree != want || e.LocalTree() != want {
+		t.Errorf("tree %q (local %q), want %q", e.Tree, e.LocalTree(), want)
+	}
+	if want := filepath.Join(dir, "mail", "v5.mbox"); e.Series != want {
+		t.Errorf("series %q, want %q", e.Series, want)
 	}
 }

@@ -303,7 +303,9 @@ func (b Builder) compile(a Arch, key string) (string, error) {
 // Make configures the source tree src (tinyconfig plus the fragments, each
 // line checked) and compiles it into out with ccache, its output in log.
 // ccache takes work as the base of the paths it hashes.
-func (b Builder) Make(work, src, out, log string, fragments []string) error {
+// Lines in absent may be missing from the final .config: options of a
+// feature the tree does not have.
+func (b Builder) Make(work, src, out, log string, fragments []string, absent ...string) error {
 	a := arches[b.Arch]
 	env := append(withoutMake(os.Environ()),
 		"ARCH="+a.KArch, "CROSS_COMPILE="+a.Cross,
@@ -323,7 +325,7 @@ func (b Builder) Make(work, src, out, log string, fragments []string) error {
 	if err := run(src, env, "make", "O="+out, "olddefconfig"); err != nil {
 		return err
 	}
-	if err := checkConfig(filepath.Join(out, ".config"), fragments); err != nil {
+	if err := checkConfig(filepath.Join(out, ".config"), fragments, absent); err != nil {
 		return err
 	}
 	step()
@@ -338,12 +340,15 @@ func (b Builder) Make(work, src, out, log string, fragments []string) error {
 
 // checkConfig fails when a fragment line did not make it into .config:
 // merge_config.sh drops options whose dependencies are missing.
-func checkConfig(config string, fragments []string) error {
+func checkConfig(config string, fragments, absent []string) error {
 	have, err := os.ReadFile(config)
 	if err != nil {
 		return err
 	}
 	lines := map[string]bool{}
+	for _, l := range absent {
+		lines[l] = true
+	}
 	for _, l := range strings.Split(string(have), "\n") {
 		lines[l] = true
 	}
@@ -401,9 +406,32 @@ func (b Builder) makeWithProgress(dir string, env []string, log string, args ...
 		fmt.Fprintln(b.Progress)
 	}
 	if err != nil {
-		return fmt.Errorf("kernel build failed (%v); the end of %s:\n%s", err, log, tailFile(log, 20))
+		return &BuildError{Log: log, Err: err}
 	}
 	return nil
+}
+
+// BuildError is a kernel build that failed: make's own failure, not the
+// suite's. A series walk blames the patch for it.
+type BuildError struct {
+	Log string // make's output
+	Err error
+}
+
+func (e *BuildError) Error() string {
+	return fmt.Sprintf("kernel build failed (%v); the end of %s:\n%s", e.Err, e.Log, tailFile(e.Log, 20))
+}
+
+// FirstError is the compiler's or linker's first error line in the log,
+// or make's last words when there is none.
+func (e *BuildError) FirstError() string {
+	data, _ := os.ReadFile(e.Log)
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.Contains(l, "error:") || strings.Contains(l, "undefined reference") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return lastLines(string(data), 1)
 }
 
 func (b Builder) progressLine(s string) {

@@ -57,13 +57,17 @@ func Fragments(e *images.Entry, arch, kernelDir string) []string {
 // could move under the recipe; the commit and the series actually used are
 // recorded beside the image (inputs.json).
 type TreeInputs struct {
-	Arch          string            `json:"arch"`
-	Tree          string            `json:"tree"`
-	Base          string            `json:"base"`
-	MessageID     string            `json:"message_id"`
-	SeriesVersion int               `json:"series_version,omitempty"`
-	Files         map[string]string `json:"files"` // fragments: path under kernel/ -> sha256
-	Compiler      string            `json:"compiler"`
+	Arch          string `json:"arch"`
+	Tree          string `json:"tree"`
+	Base          string `json:"base"`
+	MessageID     string `json:"message_id"`
+	SeriesVersion int    `json:"series_version,omitempty"`
+	// A local tree's base resolved to its commit, and a local mbox's hash:
+	// both can change under the same recipe, and are known offline.
+	BaseCommit       string            `json:"base_commit,omitempty"`
+	SeriesFileSHA256 string            `json:"series_file_sha256,omitempty"`
+	Files            map[string]string `json:"files"` // fragments: path under kernel/ -> sha256
+	Compiler         string            `json:"compiler"`
 }
 
 // Key is the hash of the inputs.
@@ -77,9 +81,8 @@ type TreeBuilder struct {
 	CacheDir  string
 	Progress  *progress.Reporter
 	Jobs      int // make's -j; 0 means one per CPU
+	in        TreeInputs
 }
-
-var tools = []apt.Need{{Program: "git", Package: "git"}, {Program: "b4", Package: "b4"}}
 
 // Build returns the entry's kernel, fetching, applying and building it
 // when it is not cached.
@@ -97,7 +100,10 @@ func (b TreeBuilder) Build() (*Result, error) {
 		return nil, err
 	}
 	defer release()
-	needs := append(append(append([]apt.Need{}, Tools...), tools...), a.Compile, apt.Need{Program: "gcc", Package: "build-essential"})
+	needs := append(append([]apt.Need{}, Tools...), a.Compile, apt.Need{Program: "gcc", Package: "build-essential"}, apt.Need{Program: "git", Package: "git"})
+	if b.Entry.MessageID != "" {
+		needs = append(needs, apt.Need{Program: "b4", Package: "b4"})
+	}
 	if err := apt.Ensure(b.Progress, needs...); err != nil {
 		return nil, err
 	}
@@ -105,6 +111,7 @@ func (b TreeBuilder) Build() (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.in = in
 	kb := Builder{Arch: b.Arch, KernelDir: b.KernelDir, CacheDir: b.CacheDir, Progress: b.Progress, Jobs: b.Jobs}
 	key := inputsKey(in)
 	if image, sum, ok := kb.Cached(key); ok {
@@ -150,6 +157,20 @@ func (b TreeBuilder) inputs(a Arch) (TreeInputs, error) {
 		rel, _ := filepath.Rel(b.KernelDir, f)
 		in.Files[rel] = sum
 	}
+	if local := e.LocalTree(); local != "" {
+		out, err := git(local, "rev-parse", "--verify", "--quiet", e.Base+"^{commit}")
+		if err != nil {
+			return in, fmt.Errorf("entry %s: %s has no revision %s", e.Name, local, e.Base)
+		}
+		in.BaseCommit = strings.TrimSpace(out)
+	}
+	if e.Series != "" {
+		sum, err := images.FileSHA256(e.Series)
+		if err != nil {
+			return in, fmt.Errorf("entry %s: series: %v", e.Name, err)
+		}
+		in.SeriesFileSHA256 = sum
+	}
 	var err error
 	in.Compiler, err = Compiler(a)
 	return in, err
@@ -167,7 +188,11 @@ type TreeSource struct {
 func (b TreeBuilder) prepare(work, src string) (TreeSource, error) {
 	e := b.Entry
 	var got TreeSource
-	recipe := fmt.Sprintf("%s %s %s v%d", e.Tree, e.Base, e.MessageID, e.SeriesVersion)
+	recipe := fmt.Sprintf("%s %s %s v%d %s %s", e.Tree, e.Base, e.MessageID, e.SeriesVersion, b.in.BaseCommit, b.in.SeriesFileSHA256)
+	series := e.MessageID
+	if e.Series != "" {
+		series = e.Series
+	}
 	stamp := filepath.Join(work, "prepared.json")
 	var old struct {
 		Recipe string
@@ -184,28 +209,38 @@ func (b TreeBuilder) prepare(work, src string) (TreeSource, error) {
 	}
 
 	mbox := filepath.Join(work, "series.mbox")
-	step := announce(b.Progress, "fetching series %s (b4 am)", e.MessageID)
-	if err := fetchSeries(e.MessageID, e.SeriesVersion, mbox); err != nil {
-		return got, err
+	if e.Series != "" {
+		if err := localSeries(e.Series, mbox); err != nil {
+			return got, err
+		}
+	} else {
+		step := announce(b.Progress, "fetching series %s (b4 am)", e.MessageID)
+		if err := fetchSeries(e.MessageID, e.SeriesVersion, mbox); err != nil {
+			return got, err
+		}
+		step()
 	}
 	data, _ := os.ReadFile(mbox)
 	got.Patches = bytes.Count(data, []byte("\nFrom ")) + 1
 	sum := sha256.Sum256(data)
 	got.SeriesSHA256 = hex.EncodeToString(sum[:])
-	step()
 
-	step = announce(b.Progress, "fetching %s at %s (git, depth 1)", e.Tree, e.Base)
-	commit, err := fetchTree(src, e.Tree, e.Base)
+	base := e.Base
+	if b.in.BaseCommit != "" {
+		base = b.in.BaseCommit
+	}
+	step := announce(b.Progress, "fetching %s at %s (git, depth 1)", e.Tree, e.Base)
+	commit, err := fetchTree(src, e.Tree, base)
 	if err != nil {
 		return got, err
 	}
 	got.Commit = commit
 	step()
 
-	step = announce(b.Progress, "applying %d patches of %s (git am)", got.Patches, e.MessageID)
+	step = announce(b.Progress, "applying %d patches of %s (git am)", got.Patches, series)
 	if out, err := git(src, "-c", "user.name=smct", "-c", "user.email=smct@localhost", "am", "--quiet", mbox); err != nil {
 		git(src, "am", "--abort")
-		return got, fmt.Errorf("the series %s does not apply on %s (%s): git am: %v\n%s", e.MessageID, e.Base, commit[:12], err, lastLines(out, 10))
+		return got, fmt.Errorf("the series %s does not apply on %s (%s): git am: %v\n%s", series, e.Base, commit[:12], err, lastLines(out, 10))
 	}
 	step()
 	js, _ := json.Marshal(struct {
@@ -213,6 +248,19 @@ func (b TreeBuilder) prepare(work, src string) (TreeSource, error) {
 		TreeSource
 	}{recipe, got})
 	return got, os.WriteFile(stamp, js, 0o644)
+}
+
+// localSeries copies a series saved as an mbox to mbox, refusing a file
+// that holds no patch.
+func localSeries(path, mbox string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("series: %v", err)
+	}
+	if !bytes.Contains(data, []byte("\ndiff --git ")) {
+		return fmt.Errorf("series %s holds no patch (no \"diff --git\" line): want an mbox of the series, as git format-patch --stdout or a mail client saves it", path)
+	}
+	return os.WriteFile(mbox, data, 0o644)
 }
 
 // fetchSeries writes the am-ready mbox of the series to mbox.

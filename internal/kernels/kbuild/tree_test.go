@@ -127,3 +127,72 @@ cat `+mbox)
 		}
 	}
 }
+
+// gitRepo makes a repository at dir with a first commit and a second one,
+// whose patch it returns as an mbox; dir is left at the first.
+func gitRepo(t *testing.T, dir string) string {
+	t.Helper()
+	must := func(args ...string) string {
+		out, err := git(dir, append([]string{"-c", "user.name=t", "-c", "user.email=t@example.org"}, args...)...)
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return out
+	}
+	os.MkdirAll(dir, 0o755)
+	must("init", "--quiet")
+	os.WriteFile(filepath.Join(dir, "Makefile"), []byte("all:\n"), 0o644)
+	must("add", ".")
+	must("commit", "--quiet", "-m", "base")
+	must("tag", "base")
+	os.WriteFile(filepath.Join(dir, "Makefile"), []byte("all:\n\ttrue\n"), 0o644)
+	must("commit", "--quiet", "-am", "the series")
+	mbox := must("format-patch", "--stdout", "-1")
+	must("checkout", "--quiet", "base")
+	return mbox
+}
+
+// A local tree at any revision and a series from a local mbox need no
+// network and no b4: the series is applied as git am applies it.
+func TestPrepareFromLocalTreeAndMbox(t *testing.T) {
+	fakeB4(t, "echo b4 must not run >&2; exit 1\n")
+	tmp := t.TempDir()
+	tree := filepath.Join(tmp, "linux")
+	mbox := filepath.Join(tmp, "v5.mbox")
+	os.WriteFile(mbox, []byte(gitRepo(t, tree)), 0o644)
+	e := entry()
+	e.Tree, e.Base, e.MessageID, e.Series = "file://"+tree, "base", "", mbox
+	if err := images.CheckEntry(e); err != nil {
+		t.Fatal(err)
+	}
+	b := TreeBuilder{Entry: e, Arch: "arm64", KernelDir: "../../../kernel", CacheDir: tmp, Progress: progress.Discard()}
+	in, err := b.inputs(arches["arm64"])
+	if err != nil && !strings.Contains(err.Error(), "gcc") { // the compiler is asked last
+		t.Fatal(err)
+	}
+	if len(in.BaseCommit) != 40 || len(in.SeriesFileSHA256) != 64 {
+		t.Fatalf("inputs %+v: want the base's commit and the mbox's hash", in)
+	}
+	b.in = in
+	work := filepath.Join(tmp, "work")
+	got, err := b.prepare(work, filepath.Join(work, "src"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Commit != in.BaseCommit || got.Patches != 1 {
+		t.Errorf("prepared %+v, want base %s and one patch", got, in.BaseCommit)
+	}
+	if data, _ := os.ReadFile(filepath.Join(work, "src", "Makefile")); !strings.Contains(string(data), "true") {
+		t.Errorf("the series was not applied: Makefile is %q", data)
+	}
+
+	os.WriteFile(mbox, []byte("From: nobody\n\nno patch here\n"), 0o644)
+	os.Remove(filepath.Join(work, "prepared.json"))
+	if _, err := b.prepare(work, filepath.Join(work, "src")); err == nil || !strings.Contains(err.Error(), "holds no patch") {
+		t.Errorf("an mbox without a patch: %v", err)
+	}
+	e.Base = "nosuch"
+	if _, err := b.inputs(arches["arm64"]); err == nil || !strings.Contains(err.Error(), "no revision nosuch") {
+		t.Errorf("a base the tree lacks: %v", err)
+	}
+}

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
+	"github.com/ftrace-stackmap/conformance/internal/progress"
+	"github.com/ftrace-stackmap/conformance/internal/qemutest"
+	"github.com/ftrace-stackmap/conformance/internal/review"
+)
+
+// reviewMain walks a series patch by patch on every arch asked for, and
+// with -against a second version of it, and prints the per-patch table.
+// Its exit status is qemu-test's: 1 when a prefix fails, 2 without a verdict.
+func reviewMain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("review", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	rep := progress.New(stderr)
+	o := qemutest.Options{Progress: rep}
+	series := fs.String("series", "", "the series: an mbox file, a message-id, or a git range base..head of -tree")
+	against := fs.String("against", "", "another version of the series to compare with (same forms)")
+	tree := fs.String("tree", "", "the kernel source tree (a git repository) the series applies on")
+	base := fs.String("base", "", "the revision of -tree an mbox or message-id series applies on (default HEAD)")
+	arches := fs.String("arches", "arm64,x86_64", "arches to walk, comma-separated")
+	resultsDir := fs.String("results", "", "where the walk's directory goes (default: the project's results/)")
+	fs.StringVar(&o.Profile, "profile", "v4", "contract profile: v4 or v3")
+	fs.StringVar(&o.Labels, "labels", "", "Ginkgo label filter")
+	runFlags(fs, &o)
+	if err := fs.Parse(args); err != nil {
+		return exitNoVerdict
+	}
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(stderr, "review: "+format+"\n", args...)
+		fmt.Fprintln(stdout, "0 passed, 0 failed, 0 skipped")
+		return exitNoVerdict
+	}
+	if fs.NArg() > 0 {
+		return fail("unexpected argument %q", fs.Arg(0))
+	}
+	if *series == "" || *tree == "" {
+		return fail("give -series (SERIES=) and -tree (TREE=)")
+	}
+	archNames, err := archList(*arches)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if o.Profile != "v4" && o.Profile != "v3" {
+		return fail("-profile %q: want v4 or v3", o.Profile)
+	}
+	// The user's own paths, from where they stand.
+	for _, p := range []*string{tree, series, against} {
+		if _, err := os.Stat(*p); err == nil {
+			*p, _ = filepath.Abs(*p)
+		}
+	}
+	for _, a := range archNames {
+		if err := kbuild.CheckTree(*tree, a); err != nil {
+			return fail("%v", err)
+		}
+	}
+	if !workplace(&o, stderr) {
+		return exitNoVerdict
+	}
+	walks := []string{*series}
+	if *against != "" {
+		walks = append(walks, *against)
+	}
+	var read []review.Series
+	for _, spec := range walks {
+		s, err := review.ReadSeries(spec, *tree, *base)
+		if err != nil {
+			return fail("%v", err)
+		}
+		read = append(read, s)
+	}
+	if *resultsDir == "" {
+		*resultsDir = filepath.Join(o.ModuleDir, "results")
+	}
+	dir, _ := filepath.Abs(filepath.Join(*resultsDir, "review-"+time.Now().Format("20060102-150405")))
+	ctx, stop := interruptible()
+	defer stop()
+	w := review.Walker{Options: o, Arches: archNames, Log: func(format string, args ...any) {
+		fmt.Fprintf(rep.Always(), "==> "+format+"\n", args...)
+	}}
+	var done []*review.Walk
+	for i, s := range read {
+		sub := dir
+		if i > 0 {
+			sub = filepath.Join(dir, "against")
+		}
+		walk, err := w.Walk(ctx, s, *tree, sub)
+		if err != nil {
+			if walk != nil {
+				walk.Write()
+			}
+			return fail("walking %s: %v (reports so far in %s)", s.Name, err, sub)
+		}
+		if err := walk.Write(); err != nil {
+			return fail("writing the reports: %v", err)
+		}
+		done = append(done, walk)
+	}
+	io.WriteString(stdout, done[0].Text())
+	code := done[0].ExitCode()
+	if len(done) == 2 {
+		cmp := review.Compare(done[1], done[0])
+		os.WriteFile(filepath.Join(dir, "versions.txt"), []byte(cmp), 0o644)
+		io.WriteString(stdout, "\n"+cmp)
+		code = max(code, done[1].ExitCode())
+		if done[0].ExitCode() == 1 || done[1].ExitCode() == 1 {
+			code = 1
+		}
+	}
+	fmt.Fprintf(stdout, "results: %s\n", dir)
+	p, f, s := done[0].Counts()
+	fmt.Fprintf(stdout, "%d passed, %d failed, %d skipped\n", p, f, s)
+	return code
+}

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package qemutest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/ftrace-stackmap/conformance/initramfs"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
+	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/qemu"
+)
+
+// Shell boots the kernel the options name with busybox's shell on the
+// console instead of the suite (SHELL=1), the user's terminal attached, and
+// returns when QEMU exits. The run directory keeps the initramfs and a
+// rerun.sh; there is no verdict.
+func Shell(ctx context.Context, o Options, stdin io.Reader, stdout, stderr io.Writer) (*results.Result, error) {
+	res, err := o.start()
+	if err != nil {
+		return nil, err
+	}
+	r, err := o.prepare(ctx, res)
+	if err != nil {
+		return res, err
+	}
+	lock, err := images.Read(o.LockFile)
+	if err != nil {
+		return r.res, err
+	}
+	tool, err := lock.Tool("busybox")
+	if err != nil {
+		return r.res, err
+	}
+	busybox, err := images.Fetch(tool, o.Arch, o.CacheDir, o.Progress)
+	if err != nil {
+		return r.res, failed("fetching busybox for the shell", err)
+	}
+	records, err := initramfs.BusyboxRecords(busybox)
+	if err != nil {
+		return r.res, failed("packing busybox", err)
+	}
+	dir := filepath.Join(r.res.Dir, "boots", "shell")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return r.res, err
+	}
+	initrd := filepath.Join(dir, "initrd.cpio")
+	cfg := initramfs.RunConfig{Args: o.suiteArgs(defaultPlan().Filter(o.Labels)), TimeoutSeconds: 1, Shell: true}
+	if err := initramfs.WithRunConfig(r.base, initrd, cfg, records...); err != nil {
+		return r.res, failed("writing the run configuration", err)
+	}
+	boot := qemu.Boot{Machine: r.m, Kernel: r.kernel, Initrd: initrd,
+		Append: append(append([]string{}, defaultBootArgs...), o.BootArgs...), Memory: o.Mem, Extra: o.QEMUOpts}
+	args := append([]string{r.m.Binary}, boot.Args()...)
+	script := "#!/bin/sh\n# Boots the kernel of this run to a shell again.\nexec " + results.ShellCommand(args) + "\n"
+	os.WriteFile(filepath.Join(dir, "rerun.sh"), []byte(script), 0o755)
+	fmt.Fprintf(stderr, "booting %s to a shell (%s); Ctrl-A x stops QEMU\n", filepath.Base(r.res.Kernel), strings.Join(boot.Append, " "))
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	if err := cmd.Run(); err != nil {
+		return r.res, failed("QEMU", err)
+	}
+	return r.res, nil
+}
+
+// defaultPlan is the boot without parameters of its own.
+func defaultPlan() contract.BootPlan {
+	for _, p := range contract.Plans() {
+		if p.Name == "default" {
+			return p
+		}
+	}
+	panic("no default boot plan")
+}

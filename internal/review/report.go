@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package review
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ftrace-stackmap/conformance/internal/contract"
+)
+
+func sortedIDs(m map[string]contract.Class) []string {
+	ids := make([]string, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// short is a class in a table cell.
+func short(c contract.Class) string {
+	switch c {
+	case contract.Unsupported:
+		return "UNSUP"
+	case contract.Unresolved:
+		return "UNRES"
+	case "":
+		return "-"
+	}
+	return string(c)
+}
+
+// ids are the requirements any step of the arch judged.
+func (w *Walk) ids(arch string) []string {
+	seen := map[string]contract.Class{}
+	for _, st := range w.Steps[arch] {
+		for id, c := range st.Classes {
+			seen[id] = c
+		}
+	}
+	return sortedIDs(seen)
+}
+
+// Transition is a requirement whose class changed from one prefix to the
+// next on one arch: the patch that changed it.
+type Transition struct {
+	K        int
+	Arch     string
+	ID       string
+	From, To contract.Class
+}
+
+// Transitions are the changes between neighbouring prefixes that both
+// ran the suite.
+func (w *Walk) Transitions() []Transition {
+	var out []Transition
+	for _, arch := range w.Arches {
+		steps := w.Steps[arch]
+		for k := 1; k < len(steps); k++ {
+			prev, cur := steps[k-1], steps[k]
+			if prev.Classes == nil || cur.Classes == nil {
+				continue
+			}
+			for _, id := range w.ids(arch) {
+				if prev.Classes[id] != cur.Classes[id] {
+					out = append(out, Transition{K: k, Arch: arch, ID: id, From: prev.Classes[id], To: cur.Classes[id]})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// cell is a step's row value for a requirement, marked when the patch
+// changed it.
+func (w *Walk) cell(arch string, k int, id string) string {
+	steps := w.Steps[arch]
+	st := steps[k]
+	if st.Classes == nil {
+		return "-"
+	}
+	s := short(st.Classes[id])
+	if k > 0 && steps[k-1].Classes != nil && steps[k-1].Classes[id] != st.Classes[id] {
+		s += "*"
+	}
+	return s
+}
+
+func stepBuild(st *Step) string {
+	switch {
+	case st.Build == "ok" && st.Cached:
+		return "cached"
+	case st.Build == "ok":
+		return "ok"
+	case strings.HasPrefix(st.Build, "not made"):
+		return "-"
+	}
+	return "FAIL"
+}
+
+func stepBoot(st *Step) string {
+	switch {
+	case st.Boot == "ok" && st.Infra != "":
+		return "NOVERD"
+	case st.Boot == "ok":
+		return "ok"
+	case st.Boot == "" && st.Infra != "":
+		return "NOVERD"
+	case st.Boot == "":
+		return "-"
+	}
+	return "FAIL"
+}
+
+func stepVerdict(st *Step) string {
+	switch {
+	case len(st.Problems) > 0:
+		return "FAIL"
+	case st.Infra != "":
+		return "NOVERD"
+	case st.Classes == nil:
+		return "-"
+	}
+	return "ok"
+}
+
+// Text is series.txt: the per-patch table, fit for an 80-column mail.
+func (w *Walk) Text() string {
+	var b strings.Builder
+	n := len(w.Series.Patches)
+	fmt.Fprintf(&b, "Series walk: %s, %d patches\n", w.Series.Name, n)
+	fmt.Fprintf(&b, "on %s at %s (%.12s)\n\n", w.Tree, w.Series.Base, w.Commit)
+	for k := 0; k <= n; k++ {
+		fmt.Fprintf(&b, "  %d/%d  %s\n", k, n, clip(subjectOf(w.Series, k), 70))
+	}
+	for _, arch := range w.Arches {
+		steps := w.Steps[arch]
+		b.WriteString("\n")
+		row := func(label string, cell func(k int) string) {
+			fmt.Fprintf(&b, "%-16s", label)
+			for k := range steps {
+				fmt.Fprintf(&b, " %-7s", cell(k))
+			}
+			b.WriteString("\n")
+		}
+		row(arch, func(k int) string { return fmt.Sprintf("%d/%d", k, n) })
+		row("build", func(k int) string { return stepBuild(steps[k]) })
+		row("boot", func(k int) string { return stepBoot(steps[k]) })
+		row("time", func(k int) string { return steps[k].Wall.Round(time.Second).String() })
+		if w.hasDecoder(arch) {
+			row("decoder", func(k int) string { return orDash(steps[k].Decoder) })
+		}
+		for _, id := range w.ids(arch) {
+			row(id, func(k int) string { return w.cell(arch, k, id) })
+		}
+		row("verdict", func(k int) string { return stepVerdict(steps[k]) })
+	}
+	b.WriteString("\n* the patch of that column changed the requirement's result\n")
+	if ch := w.changes(); ch != "" {
+		b.WriteString("\nWhat each patch changed:\n" + ch)
+	}
+	if p := w.problems(); p != "" {
+		b.WriteString("\nProblems:\n" + p)
+	}
+	fmt.Fprintf(&b, "\nWalk: %s, %s\n", w.Verdict(), w.Wall.Round(time.Second))
+	return b.String()
+}
+
+// changes lists, per patch and arch, the requirements it moved from one
+// class to another, grouped.
+func (w *Walk) changes() string {
+	type key struct {
+		k        int
+		arch     string
+		from, to contract.Class
+	}
+	groups := map[key][]string{}
+	var order []key
+	for _, t := range w.Transitions() {
+		kk := key{t.K, t.Arch, t.From, t.To}
+		if groups[kk] == nil {
+			order = append(order, kk)
+		}
+		groups[kk] = append(groups[kk], t.ID)
+	}
+	var b strings.Builder
+	for _, kk := range order {
+		head := fmt.Sprintf("  %d/%d %s: %s -> %s: ", kk.k, len(w.Series.Patches), kk.arch, orNone(kk.from), orNone(kk.to))
+		b.WriteString(wrapList(head, groups[kk]))
+	}
+	return b.String()
+}
+
+func orNone(c contract.Class) string {
+	if c == "" {
+		return "not run"
+	}
+	return string(c)
+}
+
+func (w *Walk) problems() string {
+	var b strings.Builder
+	for _, arch := range w.Arches {
+		for _, st := range w.Steps[arch] {
+			for _, p := range st.Problems {
+				fmt.Fprintf(&b, "  %d/%d %s: %s\n", st.K, len(w.Series.Patches), arch, clip(p, 64))
+			}
+			if st.Infra != "" {
+				fmt.Fprintf(&b, "  %d/%d %s: no verdict: %s\n", st.K, len(w.Series.Patches), arch, clip(st.Infra, 54))
+			}
+		}
+	}
+	return b.String()
+}
+
+func (w *Walk) hasDecoder(arch string) bool {
+	for _, st := range w.Steps[arch] {
+		if st.Decoder != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// Verdict is the walk's in a word or three.
+func (w *Walk) Verdict() string {
+	switch w.ExitCode() {
+	case 0:
+		return "ok"
+	case 1:
+		return "FAIL"
+	}
+	return "NO VERDICT"
+}
+
+// wrapList writes head and the items, comma-separated, wrapped at 78.
+func wrapList(head string, items []string) string {
+	var b strings.Builder
+	line := head
+	indent := strings.Repeat(" ", 6)
+	for i, it := range items {
+		if i < len(items)-1 {
+			it += ","
+		}
+		if len(line)+len(it)+1 > 78 && line != head {
+			b.WriteString(strings.TrimRight(line, " ") + "\n")
+			line = indent
+		}
+		line += it + " "
+	}
+	b.WriteString(strings.TrimRight(line, " ") + "\n")
+	return b.String()
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
+
+// KTAP is the walk as KTAP: one subtest per prefix, its tests the build,
+// the boot and each requirement on each arch.
+func (w *Walk) KTAP() string {
+	var b strings.Builder
+	n := len(w.Series.Patches)
+	b.WriteString("KTAP version 1\n")
+	fmt.Fprintf(&b, "1..%d\n", n+1)
+	for k := 0; k <= n; k++ {
+		b.WriteString("    KTAP version 1\n")
+		fmt.Fprintf(&b, "    # Subtest: patch-%d\n", k)
+		fmt.Fprintf(&b, "    # %d/%d %s\n", k, n, subjectOf(w.Series, k))
+		var lines []string
+		failed := false
+		for _, arch := range w.Arches {
+			st := w.Steps[arch][k]
+			add := func(ok bool, name, directive string) {
+				res := "ok"
+				if !ok {
+					res, failed = "not ok", true
+				}
+				l := fmt.Sprintf("%s %d %s.%s", res, len(lines)+1, arch, name)
+				if directive != "" {
+					l += " # " + directive
+				}
+				lines = append(lines, l)
+			}
+			switch b := stepBuild(st); b {
+			case "-":
+				add(true, "build", "SKIP not made: an earlier patch does not apply")
+				continue
+			default:
+				add(b != "FAIL", "build", "")
+			}
+			if st.Boot == "" && st.Infra == "" {
+				continue
+			}
+			add(st.Boot == "ok", "boot", "")
+			if st.Infra != "" {
+				add(false, "suite", "ERROR "+oneLine(st.Infra))
+				continue
+			}
+			if st.Decoder != "" {
+				add(st.Decoder == "agrees", "decoder", "")
+			}
+			for _, id := range w.ids(arch) {
+				switch c := st.Classes[id]; c {
+				case contract.Pass:
+					add(true, id, "")
+				case contract.Unsupported:
+					add(true, id, "SKIP UNSUPPORTED")
+				case contract.Unresolved:
+					add(false, id, "ERROR UNRESOLVED")
+				case "":
+					add(true, id, "SKIP not run")
+				default:
+					add(false, id, "")
+				}
+			}
+		}
+		fmt.Fprintf(&b, "    1..%d\n", len(lines))
+		for _, l := range lines {
+			b.WriteString("    " + l + "\n")
+		}
+		res := "ok"
+		for _, arch := range w.Arches {
+			if len(w.Steps[arch][k].Problems) > 0 {
+				failed = true
+			}
+		}
+		if failed {
+			res = "not ok"
+		}
+		fmt.Fprintf(&b, "%s %d patch-%d\n", res, k+1, k)
+	}
+	return b.String()
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// Evidence is the block to paste in a reply to patch k (0: the cover
+// letter, the whole walk).
+func (w *Walk) Evidence(k int) string {
+	var b strings.Builder
+	n := len(w.Series.Patches)
+	if k == 0 {
+		fmt.Fprintf(&b, "Walked patch by patch with the ftrace stackmap conformance suite\n")
+		fmt.Fprintf(&b, "(QEMU, %s), on %s (%.12s):\n\n", strings.Join(w.Arches, ", "), w.Series.Base, w.Commit)
+		b.WriteString(w.Text())
+		return b.String()
+	}
+	fmt.Fprintf(&b, "[PATCH %d/%d] %s\n\n", k, n, w.Series.Patches[k-1].Subject)
+	for _, arch := range w.Arches {
+		st := w.Steps[arch][k]
+		fmt.Fprintf(&b, "%s: build %s, boot %s, verdict %s", arch, stepBuild(st), stepBoot(st), stepVerdict(st))
+		if st.Classes != nil {
+			counts := map[contract.Class]int{}
+			for _, c := range st.Classes {
+				counts[c]++
+			}
+			fmt.Fprintf(&b, " (%d PASS, %d FAIL, %d UNSUPPORTED, %d UNRESOLVED requirements)", counts[contract.Pass], counts[contract.Fail], counts[contract.Unsupported], counts[contract.Unresolved])
+		}
+		b.WriteString("\n")
+		for _, p := range st.Problems {
+			fmt.Fprintf(&b, "  problem: %s\n", p)
+		}
+		if st.Infra != "" {
+			fmt.Fprintf(&b, "  no verdict: %s\n", st.Infra)
+		}
+	}
+	var changed []string
+	for _, t := range w.Transitions() {
+		if t.K == k {
+			changed = append(changed, fmt.Sprintf("%s %s %s -> %s", t.Arch, t.ID, orNone(t.From), orNone(t.To)))
+		}
+	}
+	if len(changed) == 0 {
+		b.WriteString("This patch changes no requirement's result.\n")
+	} else {
+		b.WriteString("Changed by this patch:\n")
+		for _, c := range changed {
+			b.WriteString("  " + c + "\n")
+		}
+	}
+	return b.String()
+}
+
+// Write writes series.txt, series.json, series-ktap.txt and the evidence
+// blocks (evidence-cover.txt, evidence-patch-K.txt) into the walk's dir.
+func (w *Walk) Write() error {
+	if err := os.MkdirAll(w.Dir, 0o755); err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(w, "", "  ")
+	if err != nil {
+		return err
+	}
+	files := map[string][]byte{
+		"series.txt":      []byte(w.Text()),
+		"series.json":     js,
+		"series-ktap.txt": []byte(w.KTAP()),
+	}
+	for k := 0; k <= len(w.Series.Patches); k++ {
+		name := fmt.Sprintf("evidence-patch-%d.txt", k)
+		if k == 0 {
+			name = "evidence-cover.txt"
+		}
+		files[name] = []byte(w.Evidence(k))
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(w.Dir, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Counts are the walk's prefixes on every arch: passed, failed, and not
+// judged (not made, or no verdict).
+func (w *Walk) Counts() (passed, failed, skipped int) {
+	for _, arch := range w.Arches {
+		for _, st := range w.Steps[arch] {
+			switch stepVerdict(st) {
+			case "ok":
+				passed++
+			case "FAIL":
+				failed++
+			default:
+				skipped++
+			}
+		}
+	}
+	return
+}
+
+// Compare shows, per requirement, the whole series of one version against
+// the other's: what changed from one posting to the next.
+func Compare(old, cur *Walk) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "From %s (%d patches) to %s (%d patches), whole series:\n",
+		old.Series.Name, len(old.Series.Patches), cur.Series.Name, len(cur.Series.Patches))
+	for _, arch := range cur.Arches {
+		o, c := old.Steps[arch], cur.Steps[arch]
+		if len(o) == 0 || len(c) == 0 {
+			continue
+		}
+		last, lastOld := c[len(c)-1], o[len(o)-1]
+		fmt.Fprintf(&b, "\n%-16s %-8s %-8s\n", arch, "before", "after")
+		fmt.Fprintf(&b, "%-16s %-8s %-8s\n", "verdict", stepVerdict(lastOld), stepVerdict(last))
+		ids := map[string]contract.Class{}
+		for id, cl := range last.Classes {
+			ids[id] = cl
+		}
+		for id, cl := range lastOld.Classes {
+			ids[id] = cl
+		}
+		changed := 0
+		for _, id := range sortedIDs(ids) {
+			mark := ""
+			if lastOld.Classes[id] != last.Classes[id] {
+				mark, changed = "  changed", changed+1
+			}
+			fmt.Fprintf(&b, "%-16s %-8s %-8s%s\n", id, short(lastOld.Classes[id]), short(last.Classes[id]), mark)
+		}
+		fmt.Fprintf(&b, "%d requirements changed on %s\n", changed, arch)
+	}
+	return b.String()
+}

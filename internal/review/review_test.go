@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package review
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ftrace-stackmap/conformance/internal/contract"
+)
+
+// mail is one message of an mbox, as git format-patch writes it.
+func mail(subject, body string) string {
+	return "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n" +
+		"From: A U Thor <author@example.org>\nDate: Thu, 1 Jan 2026 00:00:00 +0000\n" +
+		"Subject: " + subject + "\n\n" + body + "\n"
+}
+
+func diff(file string) string {
+	return "---\n diff --git a/" + file + " b/" + file + "\n--- a/" + file + "\n+++ b/" + file + "\n@@ -1 +1 @@\n-a\n+b\n"
+}
+
+// A saved thread holds the cover letter and the patches in any order; the
+// walk needs the patches alone, in their [PATCH k/N] order.
+func TestSplitOrdersPatchesAndDropsTheCover(t *testing.T) {
+	mbox := mail("[PATCH v5 2/2] second", "two\n"+strings.Replace(diff("b.c"), "---\n diff", "---\n\ndiff", 1)) +
+		mail("[PATCH v5 0/2] the cover letter", "no diff here") +
+		mail("[PATCH v5 1/2] first\n which goes on", "one\n"+strings.Replace(diff("a.c"), "---\n diff", "---\n\ndiff", 1))
+	patches, err := Split([]byte(mbox))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range patches {
+		got = append(got, p.Subject)
+	}
+	if want := []string{"first which goes on", "second"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("subjects %q, want %q", got, want)
+	}
+	if _, err := Split([]byte(mail("[PATCH 0/1] cover", "nothing"))); err == nil {
+		t.Errorf("an mbox without a diff split into patches")
+	}
+}
+
+func classes(pairs ...string) map[string]contract.Class {
+	m := map[string]contract.Class{}
+	for i := 0; i < len(pairs); i += 2 {
+		m[pairs[i]] = contract.Class(pairs[i+1])
+	}
+	return m
+}
+
+// walkOf makes a walk of one arch from its steps' classes; nil is a step
+// that did not build.
+func walkOf(cls ...map[string]contract.Class) *Walk {
+	w := &Walk{Series: Series{Name: "t.mbox", Base: "HEAD"}, Arches: []string{"x86_64"}, Steps: map[string][]*Step{}}
+	for k, c := range cls {
+		if k > 0 {
+			w.Series.Patches = append(w.Series.Patches, Patch{Subject: fmt.Sprintf("patch %d", k)})
+		}
+		st := &Step{K: k, Arch: "x86_64", Build: "ok", Boot: "ok", Classes: c}
+		if c == nil {
+			st.Build, st.Boot = "kernel/trace/x.c:1:1: error: oops", ""
+			st.Problems = []string{"does not build: " + st.Build}
+		}
+		w.Steps["x86_64"] = append(w.Steps["x86_64"], st)
+	}
+	judge(w.Steps["x86_64"], len(cls)-1)
+	return w
+}
+
+func TestJudgeBlamesThePatchThatBrokeSomething(t *testing.T) {
+	w := walkOf(
+		classes("BASE-ONOFF-01", "PASS", "SM-NODE-01", "UNSUPPORTED"),
+		classes("BASE-ONOFF-01", "PASS", "SM-NODE-01", "PASS"),
+		nil,
+		classes("BASE-ONOFF-01", "FAIL", "SM-NODE-01", "UNSUPPORTED"),
+		classes("BASE-ONOFF-01", "PASS", "SM-NODE-01", "PASS"),
+	)
+	steps := w.Steps["x86_64"]
+	for k, want := range []string{"", "", "does not build", "SM-NODE-01 passed at 1/4, UNSUPPORTED here", ""} {
+		got := strings.Join(steps[k].Problems, "; ")
+		if want == "" && got != "" || !strings.Contains(got, want) {
+			t.Errorf("%d/4: problems %q, want %q", k, got, want)
+		}
+	}
+	if !strings.Contains(strings.Join(steps[3].Problems, "; "), "BASE-ONOFF-01 FAIL") {
+		t.Errorf("3/4: a failing BASE spec not named: %q", steps[3].Problems)
+	}
+	if w.ExitCode() != 1 {
+		t.Errorf("exit %d, want 1", w.ExitCode())
+	}
+	clean := walkOf(classes("SM-NODE-01", "UNSUPPORTED"), classes("SM-NODE-01", "PASS"))
+	if clean.ExitCode() != 0 {
+		t.Errorf("a clean walk: exit %d, problems %q", clean.ExitCode(), clean.Steps["x86_64"][1].Problems)
+	}
+}
+
+func TestTableMarksWhatEachPatchChanged(t *testing.T) {
+	w := walkOf(
+		classes("BASE-ONOFF-01", "PASS", "SM-NODE-01", "UNSUPPORTED", "SM-BIN-01", "UNSUPPORTED"),
+		classes("BASE-ONOFF-01", "PASS", "SM-NODE-01", "PASS", "SM-BIN-01", "FAIL"),
+		classes("BASE-ONOFF-01", "PASS", "SM-NODE-01", "PASS", "SM-BIN-01", "PASS"),
+	)
+	text := w.Text()
+	for _, want := range []string{
+		"SM-NODE-01       UNSUP   PASS*   PASS ",
+		"SM-BIN-01        UNSUP   FAIL*   PASS*",
+		"1/2 x86_64: UNSUPPORTED -> PASS: SM-NODE-01",
+		"2/2 x86_64: FAIL -> PASS: SM-BIN-01",
+		"verdict          ok      FAIL    ok",
+		"Walk: FAIL",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("series.txt lacks %q:\n%s", want, text)
+		}
+	}
+	for i, l := range strings.Split(text, "\n") {
+		if len(l) > 80 {
+			t.Errorf("line %d is %d columns: %q", i+1, len(l), l)
+		}
+	}
+	ktap := w.KTAP()
+	for _, want := range []string{"KTAP version 1\n1..3\n", "    # Subtest: patch-1\n", "    not ok 4 x86_64.SM-BIN-01\n", "not ok 2 patch-1\n", "ok 3 patch-2\n", "ok 5 x86_64.SM-NODE-01 # SKIP UNSUPPORTED"} {
+		if !strings.Contains(ktap, want) {
+			t.Errorf("KTAP lacks %q:\n%s", want, ktap)
+		}
+	}
+	if ev := w.Evidence(2); !strings.Contains(ev, "[PATCH 2/2] patch 2") || !strings.Contains(ev, "x86_64 SM-BIN-01 FAIL -> PASS") {
+		t.Errorf("evidence of 2/2:\n%s", ev)
+	}
+}
+
+// A git range names its base and its patches in the tree itself.
+func TestReadSeriesFromARange(t *testing.T) {
+	dir := t.TempDir()
+	run := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.org"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	run("init", "--quiet")
+	for i, name := range []string{"base", "one", "two"} {
+		os.WriteFile(filepath.Join(dir, "f"), []byte(name), 0o644)
+		run("add", "f")
+		run("commit", "--quiet", "-m", name)
+		if i == 0 {
+			run("tag", "v1")
+		}
+	}
+	s, err := ReadSeries("v1..HEAD", dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Base != "v1" || len(s.Patches) != 2 || s.Patches[0].Subject != "one" || s.Patches[1].Subject != "two" {
+		t.Errorf("series %+v", s)
+	}
+	if _, err := ReadSeries("nosuch", dir, ""); err == nil || !strings.Contains(err.Error(), "want a git range") {
+		t.Errorf("a series that is nothing: %v", err)
+	}
+}

@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package review
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ftrace-stackmap/conformance/internal/buildlock"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
+	"github.com/ftrace-stackmap/conformance/internal/qemutest"
+	"github.com/ftrace-stackmap/conformance/internal/results"
+)
+
+// Step is one prefix of the series on one arch: k patches applied.
+type Step struct {
+	K       int
+	Arch    string
+	Build   string        // "ok", or why it did not build (the first error)
+	Boot    string        // "ok", or why it did not reach the suite; "" when not booted
+	Infra   string        // why the suite gave no verdict, when it did not
+	Wall    time.Duration // build and boots
+	Cached  bool          // the kernel came from the cache
+	RunDir  string
+	Classes map[string]contract.Class // per requirement: the worst of its specs
+	Kernel  string                    // the guest's uname
+	Decoder string                    // the tree's stack_map_bin decoder against the kernel: "agrees", "DIFFERS" or ""
+	// Problems are why this prefix fails the walk: a build or boot that
+	// failed, failing specs, a BASE- requirement or the feature lost.
+	Problems []string
+}
+
+// Walk is a series walked on one or more arches.
+type Walk struct {
+	Series  Series
+	Tree    string // the base tree
+	Commit  string // the base revision's commit
+	Arches  []string
+	Steps   map[string][]*Step // per arch, index k
+	Dir     string             // where the walk's reports go
+	Started time.Time
+	Wall    time.Duration
+}
+
+// Walker walks series; Options is the template of every prefix's run.
+type Walker struct {
+	Options qemutest.Options
+	Arches  []string
+	Log     func(format string, args ...any) // progress, one line each
+}
+
+// Walk builds and tests every prefix of s applied on its base in tree,
+// 0/N to N/N, on every arch. Each prefix is built in one source tree and
+// one build directory per arch, reused from prefix to prefix, so a patch
+// costs what it changes. Reports go under dir.
+func (w Walker) Walk(ctx context.Context, s Series, tree, dir string) (*Walk, error) {
+	walk := &Walk{Series: s, Tree: tree, Arches: w.Arches, Steps: map[string][]*Step{}, Dir: dir, Started: time.Now()}
+	commit, err := gitOut(tree, "rev-parse", "--verify", s.Base+"^{commit}")
+	if err != nil {
+		return nil, fmt.Errorf("TREE=%s has no revision %s: %v", tree, s.Base, err)
+	}
+	walk.Commit = strings.TrimSpace(string(commit))
+	// One walk at a time: they share the walk's source tree and builds.
+	cache := w.Options.CacheDir
+	release, err := buildlock.Hold(filepath.Join(cache, "review.lock"), "a series walk", os.Stderr)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	src := filepath.Join(cache, "review", "src")
+	if err := checkoutBase(src, tree, walk.Commit); err != nil {
+		return nil, err
+	}
+	n := len(s.Patches)
+	applied := true
+	for k := 0; k <= n; k++ {
+		var applyErr error
+		if k > 0 && applied {
+			applyErr = apply(src, s.Patches[k-1])
+			applied = applyErr == nil
+		}
+		for _, arch := range w.Arches {
+			st := &Step{K: k, Arch: arch}
+			walk.Steps[arch] = append(walk.Steps[arch], st)
+			switch {
+			case applyErr != nil:
+				st.Build = "does not apply: " + applyErr.Error()
+				st.Problems = append(st.Problems, fmt.Sprintf("patch %d/%d does not apply: %v", k, n, applyErr))
+				continue
+			case !applied:
+				st.Build = "not made: an earlier patch does not apply"
+				continue
+			}
+			w.logf("%s %d/%d %s", arch, k, n, subjectOf(s, k))
+			if err := w.step(ctx, st, src, filepath.Join(dir, fmt.Sprintf("%s-%dof%d", arch, k, n))); err != nil {
+				return walk, err
+			}
+		}
+	}
+	for _, arch := range w.Arches {
+		judge(walk.Steps[arch], n)
+	}
+	walk.Wall = time.Since(walk.Started)
+	return walk, nil
+}
+
+func (w Walker) logf(format string, args ...any) {
+	if w.Log != nil {
+		w.Log(format, args...)
+	}
+}
+
+func subjectOf(s Series, k int) string {
+	if k == 0 {
+		return "(the base)"
+	}
+	return s.Patches[k-1].Subject
+}
+
+// step builds and runs the suite on one prefix; it fails only when the
+// walk itself cannot go on (interrupted).
+func (w Walker) step(ctx context.Context, st *Step, src, resultsDir string) error {
+	o := w.Options
+	o.Arch, o.Tree, o.Kernel, o.Image = st.Arch, src, "", ""
+	o.ResultsDir = resultsDir
+	start := time.Now()
+	res, err := qemutest.Run(ctx, o)
+	st.Wall = time.Since(start)
+	if res != nil {
+		st.RunDir = res.Dir
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var buildErr *kbuild.BuildError
+	var died *qemutest.BootDied
+	switch {
+	case errors.As(err, &buildErr):
+		st.Build = buildErr.FirstError()
+		st.Problems = append(st.Problems, "does not build: "+st.Build)
+		return nil
+	case errors.As(err, &died):
+		st.Build = "ok"
+		st.Boot = results.OneLine(died.How)
+		st.Problems = append(st.Problems, "does not boot: "+st.Boot)
+		return nil
+	case err != nil:
+		st.Build = "ok"
+		st.Infra = results.OneLine(err.Error())
+		return nil
+	}
+	st.Build, st.Boot = "ok", "ok"
+	st.Cached = res.KernelCached
+	st.Kernel = res.Summary.Kernel
+	st.Classes = map[string]contract.Class{}
+	for _, sp := range res.Summary.Specs {
+		for _, id := range sp.IDs {
+			if old, ok := st.Classes[id]; !ok || rank(sp.Class) > rank(old) {
+				st.Classes[id] = sp.Class
+			}
+		}
+	}
+	for _, p := range res.KernelProblems {
+		st.Problems = append(st.Problems, "kernel log: "+p)
+	}
+	if d := res.Decoder; d != nil {
+		st.Decoder = "agrees"
+		if !d.Agrees() {
+			st.Decoder = "DIFFERS"
+			st.Problems = append(st.Problems, "the tree's stackmap_dump.py disagrees with the kernel: "+d.Problems[0])
+		}
+	}
+	if _, err := results.Write(res); err != nil {
+		return fmt.Errorf("writing the reports of %s: %w", res.Dir, err)
+	}
+	return nil
+}
+
+// rank orders classes by how much they say against the kernel: a
+// requirement's cell shows the worst of its specs.
+func rank(c contract.Class) int {
+	switch c {
+	case contract.Fail:
+		return 4
+	case contract.Unresolved:
+		return 3
+	case contract.Unsupported:
+		return 2
+	case contract.Pass:
+		return 1
+	}
+	return 0
+}
+
+// judge names what fails each prefix: its failing specs, a BASE-
+// requirement that passed on the base and no longer does, a requirement
+// that passed at an earlier prefix and is UNSUPPORTED now (the feature
+// went away).
+func judge(steps []*Step, n int) {
+	base := steps[0]
+	passedBefore := map[string]int{}
+	for _, st := range steps {
+		if st.Classes == nil {
+			continue
+		}
+		for _, id := range sortedIDs(st.Classes) {
+			c := st.Classes[id]
+			switch {
+			case c == contract.Fail:
+				st.Problems = append(st.Problems, id+" FAIL")
+			case strings.HasPrefix(id, "BASE-") && st != base && base.Classes[id] == contract.Pass && c != contract.Pass:
+				st.Problems = append(st.Problems, fmt.Sprintf("%s passed at 0/%d, %s here", id, n, c))
+			case c == contract.Unsupported && passedBefore[id] > 0:
+				st.Problems = append(st.Problems, fmt.Sprintf("%s passed at %d/%d, UNSUPPORTED here", id, passedBefore[id], n))
+			}
+			if c == contract.Pass && passedBefore[id] == 0 && st.K > 0 {
+				passedBefore[id] = st.K
+			}
+		}
+	}
+}
+
+// ExitCode is the walk's exit status, by qemu-test's rules: 1 when a
+// prefix fails, else 2 when one gave no verdict, else 0.
+func (w *Walk) ExitCode() int {
+	code := 0
+	for _, steps := range w.Steps {
+		for _, st := range steps {
+			switch {
+			case len(st.Problems) > 0:
+				return 1
+			case st.Infra != "":
+				code = 2
+			}
+		}
+	}
+	return code
+}
+
+// checkoutBase makes src, the walk's own repository, hold commit of tree,
+// borrowing the tree's objects (nothing is copied, the tree is not
+// touched). Only files that differ are rewritten: the build directories
+// then rebuild only what changed since the last walk.
+func checkoutBase(src, tree, commit string) error {
+	if _, err := os.Stat(filepath.Join(src, ".git")); err != nil {
+		os.RemoveAll(src)
+		if err := os.MkdirAll(src, 0o755); err != nil {
+			return err
+		}
+		if _, err := gitOut(src, "init", "--quiet"); err != nil {
+			return err
+		}
+	}
+	objects, err := gitOut(tree, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return fmt.Errorf("TREE=%s: %v", tree, err)
+	}
+	alternates := filepath.Join(src, ".git", "objects", "info", "alternates")
+	line := filepath.Join(strings.TrimSpace(string(objects)), "objects")
+	old, _ := os.ReadFile(alternates)
+	if !strings.Contains("\n"+string(old), "\n"+line+"\n") {
+		os.MkdirAll(filepath.Dir(alternates), 0o755)
+		if err := os.WriteFile(alternates, append(old, line+"\n"...), 0o644); err != nil {
+			return err
+		}
+	}
+	gitOut(src, "am", "--abort") // an earlier walk interrupted
+	if _, err := gitOut(src, "checkout", "--quiet", "--force", "--detach", commit); err != nil {
+		return err
+	}
+	_, err = gitOut(src, "clean", "--quiet", "-fdx")
+	return err
+}
+
+// apply applies one patch with git am. The committer and dates are fixed,
+// so the same patch on the same base gives the same commit, and a second
+// walk finds each prefix's kernel in the cache.
+func apply(src string, p Patch) error {
+	f, err := os.CreateTemp("", "smct-patch-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	f.Write(p.Mbox)
+	f.Close()
+	cmd := []string{"-c", "user.name=smct", "-c", "user.email=smct@localhost", "am", "--quiet", "--committer-date-is-author-date", f.Name()}
+	if _, err := gitOut(src, cmd...); err != nil {
+		gitOut(src, "am", "--abort")
+		return errors.New(firstLineOf(err.Error()))
+	}
+	return nil
+}
+
+func firstLineOf(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return l
+}
