@@ -146,13 +146,15 @@ func caseName(sp Spec) string {
 	return sp.Name
 }
 
-// suiteName names what was booted: the lock entry, or KERNEL=path.
+// suiteName names what was booted: the lock entry, KERNEL=path or TREE=dir.
 func suiteName(res *Result) string {
 	switch {
 	case res.Entry != "":
 		return res.Entry
 	case res.Request.Kernel != "":
 		return "KERNEL=" + res.Request.Kernel
+	case res.Request.Tree != "":
+		return "TREE=" + res.Request.Tree
 	case res.Request.Image != "":
 		return res.Request.Image
 	}

@@ -100,3 +100,20 @@ func TestWriteWritesJUnit(t *testing.T) {
 		t.Fatalf("junit.xml: %v\n%s", err, b)
 	}
 }
+
+func TestSuiteNameNamesWhatWasBooted(t *testing.T) {
+	for _, tc := range []struct {
+		entry string
+		o     Request
+		want  string
+	}{
+		{"debian-6.12", Request{Image: "debian-6.12"}, "debian-6.12"},
+		{"", Request{Kernel: "/k/bzImage"}, "KERNEL=/k/bzImage"},
+		{"", Request{Tree: "/src/linux"}, "TREE=/src/linux"},
+		{"", Request{}, "lock-default"},
+	} {
+		if got := suiteName(&Result{Entry: tc.entry, Request: tc.o}); got != tc.want {
+			t.Errorf("suiteName(%q, %+v) = %q, want %q", tc.entry, tc.o, got, tc.want)
+		}
+	}
+}
