@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +27,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/qemu"
+	"github.com/joshdk/go-junit"
 )
 
 var (
@@ -158,6 +160,7 @@ func TestRequireFeature(t *testing.T) {
 			if r.code != tc.code || !strings.HasPrefix(string(v), tc.verdict) {
 				t.Errorf("exit %d, verdict %q; want %d and %q", r.code, v, tc.code, tc.verdict)
 			}
+			reportsAgree(t, r)
 		})
 	}
 }
@@ -439,3 +442,47 @@ func TestRunsFromAnywhere(t *testing.T) {
 		})
 	}
 }
+
+// reportsAgree reads a run's ktap.txt and junit.xml as their parsers do
+// and checks both against the closing line it printed.
+func reportsAgree(t *testing.T, r runOut) {
+	t.Helper()
+	m := closing.FindStringSubmatch(r.last)
+	if m == nil {
+		t.Fatalf("last line %q is not the closing line", r.last)
+	}
+	passed, failed, skipped := atoi(m[1]), atoi(m[2]), atoi(m[3])
+	dir := filepath.Join(r.results, "latest")
+	suites, err := junit.IngestFile(filepath.Join(dir, "junit.xml"))
+	if err != nil || len(suites) != 1 {
+		t.Fatalf("junit.xml: %d suites, %v", len(suites), err)
+	}
+	if got := suites[0].Totals; got.Passed != passed || got.Failed+got.Error != failed || got.Skipped != skipped {
+		t.Errorf("junit.xml totals %+v, closing line %q", got, r.last)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "ktap.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if lines[0] != "KTAP version 1" {
+		t.Errorf("ktap.txt starts %q", lines[0])
+	}
+	want := fmt.Sprintf("# Totals: pass:%d fail:", passed)
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, want) || !strings.Contains(last, fmt.Sprintf("skip:%d ", skipped)) {
+		t.Errorf("ktap.txt totals %q, closing line %q", last, r.last)
+	}
+	tests := 0
+	for _, l := range lines {
+		if ktapResult.MatchString(l) {
+			tests++
+		}
+	}
+	if tests != passed+failed+skipped || lines[1] != fmt.Sprintf("1..%d", tests) {
+		t.Errorf("ktap.txt: plan %q, %d test lines; closing line %q", lines[1], tests, r.last)
+	}
+}
+
+var ktapResult = regexp.MustCompile(`^(ok|not ok) \d+ [a-z0-9-]+\.[A-Za-z0-9+-]+( # .*)?$`)
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
