@@ -190,8 +190,9 @@ func bootsNotMade(res *Result) (reasons []string, names map[string][]string) {
 // one test per spec in run order, named "<boot>.<ID>" so that its name
 // lasts, its sentence and reasons as "# " lines before its result line.
 // UNSUPPORTED is "# SKIP", UNRESOLVED "not ok ... # ERROR" (the execution
-// of the test failed), each with its reason. A run without a verdict is
-// one "not ok <boot> # ERROR" per boot it was to make, naming why. The
+// of the test failed) or "# TIMEOUT" when it ran out of time, each with its
+// reason. A run without a verdict is one "not ok <boot> # ERROR" per boot
+// it was to make, naming why. The
 // closing totals are kselftest's.
 func KTAP(res *Result) string {
 	o := res.Request
@@ -250,7 +251,11 @@ func KTAP(res *Result) string {
 			if sp.Location != "" {
 				diag(&b, "at ", sp.Location)
 			}
-			fmt.Fprintf(&b, "not ok %d %s # ERROR %s\n", n, name, directive(sp.Message))
+			dir := "ERROR" // the execution of the test failed
+			if sp.TimedOut {
+				dir = "TIMEOUT"
+			}
+			fmt.Fprintf(&b, "not ok %d %s # %s %s\n", n, name, dir, directive(sp.Message))
 			errors++
 		default:
 			diag(&b, "", sp.Detail)

@@ -55,6 +55,9 @@ var (
 		IDs: []string{"SM-OPT-01"}, Class: contract.Unresolved,
 		Message: "cannot write \"1\" to options/stackmap: device or resource busy",
 		Detail:  "cannot write \"1\" to options/stackmap: device or resource busy"}
+	timedOut = Spec{Name: "default.SM-ROBUST-01", Boot: "default", Text: "reading the nodes under load [SM-ROBUST-01] returns well-formed data",
+		IDs: []string{"SM-ROBUST-01"}, Class: contract.Unresolved, TimedOut: true,
+		Message: "A spec timeout occurred", Detail: "A spec timeout occurred"}
 	warned = Spec{Name: "default.SM-EVT-01", Boot: "default", Text: "stackmap nodes [SM-EVT-01] describes the stack_id entry", IDs: []string{"SM-EVT-01"},
 		Class: contract.Pass, Warnings: []string{"SM-EVT-01: no int stack_id field"}}
 	oops = "boot default: WARNING: CPU: 0 PID: 1 at kernel/trace/trace_stackmap.c:88 stackmap_reset+0x44/0x90"
@@ -107,7 +110,7 @@ var (
 	versionLine = regexp.MustCompile(`^KTAP version 1$`)
 	planLine    = regexp.MustCompile(`^1\.\.(\d+)$`)
 	// <result> <number> [<description>][ # [<directive>] [<diagnostic data>]]
-	resultLine = regexp.MustCompile(`^(ok|not ok) (\d+)( [^#]+)?( # (SKIP|ERROR)?.*)?$`)
+	resultLine = regexp.MustCompile(`^(ok|not ok) (\d+)( [^#]+)?( # (SKIP|ERROR|TIMEOUT)?.*)?$`)
 	// A name that lasts: "<boot>.<ID>" or "<boot>.kernel-log", no spaces.
 	stableName = regexp.MustCompile(`^ [a-z0-9-]+(\.([A-Z0-9+-]+|kernel-log))?$`)
 	// kunit_parser.py's TEST_RESULT: the name is group 4, and must be the
@@ -132,7 +135,7 @@ func TestKTAPParses(t *testing.T) {
 		errors int
 	}{
 		"all pass":    {result(pass, warned), 0},
-		"mixed":       {result(pass, fail, unsupported, unresolved, warned), 1},
+		"mixed":       {result(pass, fail, unsupported, unresolved, warned, timedOut), 2},
 		"long detail": {result(long, unresolved), 1},
 		"unsupported": {result(unsupported, pass), 0},
 		"no verdict":  {noVerdict, 2},
@@ -163,9 +166,9 @@ func TestKTAPParses(t *testing.T) {
 					switch {
 					case m[5] == "SKIP":
 						skip++
-					case m[5] == "ERROR" && m[1] == "not ok":
+					case (m[5] == "ERROR" || m[5] == "TIMEOUT") && m[1] == "not ok":
 						errors++
-					case m[5] == "ERROR":
+					case m[5] == "ERROR" || m[5] == "TIMEOUT":
 						t.Errorf("ERROR on a passing test: %q", l)
 					case m[1] == "ok":
 						ok++
@@ -422,5 +425,11 @@ func TestReportsOfARunRefusedEarly(t *testing.T) {
 		if !strings.Contains(text, `PROFILE="v9": want v4 or v3`) {
 			t.Errorf("%s lacks the reason:\n%s", name, text)
 		}
+	}
+}
+
+func TestKTAPTimeout(t *testing.T) {
+	if got := KTAP(result(timedOut)); !strings.Contains(got, "not ok 1 default.SM-ROBUST-01 # TIMEOUT A spec timeout occurred\n") {
+		t.Errorf("KTAP() =\n%s\nwant a TIMEOUT directive", got)
 	}
 }

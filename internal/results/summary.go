@@ -37,6 +37,9 @@ type Spec struct {
 	Location string   // where a failing spec failed: file:line in the module
 	Warnings []string // misses of informational requirements
 	Notes    []string // what a spec that passed could not check
+	// TimedOut marks an UNRESOLVED spec that ran out of time: KTAP has a
+	// directive of its own for it.
+	TimedOut bool
 	// FeatureAbsent marks an UNSUPPORTED spec that found the stackmap
 	// feature missing, rather than something else it needs (a profile, a
 	// boot, memory, another tracing feature).
@@ -117,6 +120,7 @@ func Summarize(reports []types.Report) Summary {
 				Labels:        sr.Labels(),
 				Duration:      sr.RunTime,
 				FeatureAbsent: absent && c == contract.Unsupported,
+				TimedOut:      sr.State == types.SpecStateTimedout,
 				Class:         c,
 				Message:       oneLine(headline(reason)),
 				Detail:        strings.TrimSpace(reason),

@@ -156,3 +156,13 @@ func TestFeatureAbsent(t *testing.T) {
 		t.Fatalf("FeatureAbsent = %v, %v; want true, false", s.Specs[0].FeatureAbsent, s.Specs[1].FeatureAbsent)
 	}
 }
+
+func TestTimedOut(t *testing.T) {
+	s := Summarize([]types.Report{{SpecReports: types.SpecReports{
+		spec("SM-ROBUST-01", types.SpecStateTimedout, "A spec timeout occurred"),
+		spec("SM-OPT-01", types.SpecStatePanicked, "runtime error"),
+	}}})
+	if !s.Specs[0].TimedOut || s.Specs[0].Class != contract.Unresolved || s.Specs[1].TimedOut {
+		t.Errorf("TimedOut %v (%s), %v; want true (UNRESOLVED), false", s.Specs[0].TimedOut, s.Specs[0].Class, s.Specs[1].TimedOut)
+	}
+}
