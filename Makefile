@@ -3,6 +3,7 @@
 #
 #   make qemu-test ARCH=arm64|x86_64 [KERNEL=path | TREE=kernel-source | IMAGE=lock-entry] [PROFILE=v4|v3] [LABELS=filter]
 #                  [FTRACETEST=tree/tools/testing/selftests/ftrace] [FTRACETEST_MATCH=stackmap]
+#                  [REQUIRE=stackmap|none] [SEED=n] [EXIT_CODES=smct|kselftest]
 #   make kernel ARCH=... [PIN=1]   build the reference kernel (cached)
 #   make mutants ARCH=...          every fault switch of the reference kernel must be caught
 #   make stress ARCH=...           the hot path under load
@@ -13,7 +14,8 @@
 #                      walk a series patch by patch: build, boot and test every prefix
 #   make test          unit tests and end-to-end boots of both arches
 #
-# Exit status of qemu-test: 0 no spec failed, 1 a spec failed, 2 no verdict.
+# Exit status of qemu-test: 0 no spec failed, 1 a spec failed, 2 no verdict;
+# with EXIT_CODES=kselftest 0 pass, 1 fail, 4 all skipped, 5 no verdict.
 
 ARCH    ?= arm64
 KERNEL  ?=
@@ -31,6 +33,9 @@ KEEP    ?=
 LANES   ?=
 FTRACETEST ?=
 FTRACETEST_MATCH ?= stackmap
+REQUIRE ?=
+SEED    ?=
+EXIT_CODES ?= smct
 # Go lives in /usr/local/go on a fresh machine, maybe not on PATH.
 GO      ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 
@@ -68,7 +73,8 @@ qemu-test: smct
 	@./bin/smct qemu-test -arch '$(ARCH)' -kernel '$(KERNEL)' -tree '$(TREE)' -image '$(IMAGE)' \
 		-profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' \
 		-ftracetest '$(FTRACETEST)' -ftracetest-match '$(FTRACETEST_MATCH)' -jobs '$(JOBS)' -accel '$(ACCEL)' \
-		-cpu '$(CPU)' -mem '$(MEM)' -qemu-opts '$(QEMU_OPTS)' $(if $(KEEP),-keep) $(if $(GUEST_SHELL),-shell) -lanes '$(or $(LANES),0)'
+		-cpu '$(CPU)' -mem '$(MEM)' -qemu-opts '$(QEMU_OPTS)' $(if $(KEEP),-keep) $(if $(GUEST_SHELL),-shell) -lanes '$(or $(LANES),0)' \
+		-require-feature '$(REQUIRE)' -seed '$(SEED)' -exit-codes '$(EXIT_CODES)'
 
 # The reference kernel (kernel/), built and cached; PIN=1 records it in images.lock.
 kernel: smct
@@ -85,7 +91,8 @@ stress: smct
 # Every images.lock entry (or IMAGES=a,b) on both arches, two boots at a
 # time; exits with the worst cell's status.
 matrix: smct
-	@./bin/smct matrix -images '$(IMAGES)' -profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)'
+	@./bin/smct matrix -images '$(IMAGES)' -profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' \
+		-require-feature '$(REQUIRE)' -seed '$(SEED)'
 
 # Time to verdict of IMAGE= against a bare boot of the same kernel, and the
 # throughput of a matrix (the Debian entries, or IMAGES=); medians of REPS.

@@ -42,6 +42,7 @@ func RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&force, "smct.force", false, "run even if tracefs is in use (a tracer, events or instances set up by someone else)")
 	fs.DurationVar(&workloadDelay, "smct.workload-delay", 0, "make each workload run take this long (for testing interruption)")
 	fs.StringVar(&workload, "smct.workload", selfExe, "program each workload run execs, which must exit 0 at once")
+	registerReportFlags(fs)
 	fs.StringVar(&captureDir, "smct.capture", "", "keep copies of stack_map and stack_map_bin, read together, in this directory")
 }
 

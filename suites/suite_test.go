@@ -7,6 +7,7 @@ package suites
 
 import (
 	"flag"
+	"os"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -19,9 +20,14 @@ import (
 
 func init() { harness.RegisterFlags(flag.CommandLine) }
 
+// TestMain lets -smct.exit-codes=kselftest choose the exit status.
+func TestMain(m *testing.M) { os.Exit(harness.ExitCode(m.Run())) }
+
 func TestConformance(t *testing.T) {
 	RegisterFailHandler(Fail)
-	RunSpecs(t, "ftrace stackmap conformance")
+	suiteConfig, reporterConfig := GinkgoConfiguration()
+	harness.ConfigureOutput(&reporterConfig)
+	RunSpecs(t, "ftrace stackmap conformance", suiteConfig, reporterConfig)
 	// A second interrupt makes Ginkgo skip the cleanup that restores tracefs.
 	if err := harness.RestoreAfterRun(); err != nil {
 		t.Error(err)

@@ -10,12 +10,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
+	"github.com/ftrace-stackmap/conformance/internal/results"
 )
 
 // projectDir is the project's root given with -C, if it was.
@@ -113,6 +115,23 @@ func runFlags(fs *flag.FlagSet, o *qemutest.Options) {
 	fs.Func("qemu-opts", "more QEMU options, added to every boot", func(v string) error { o.QEMUOpts = strings.Fields(v); return nil })
 	fs.BoolVar(&o.Keep, "keep", false, "keep each boot's initramfs and a rerun.sh that boots it again")
 	fs.IntVar(&o.Lanes, "lanes", 0, "boots made at a time (default: one per CPU, as memory allows)")
+}
+
+// requireFlags are the flags that say what a run expects of its kernel and
+// how it orders the specs.
+func requireFlags(fs *flag.FlagSet, r *results.Request) {
+	fs.StringVar(&r.Require, "require-feature", "", "stackmap: stackmap specs that find the feature absent fail the run; none: they are UNSUPPORTED (default: stackmap unless images.lock marks the entry has_stackmap: false)")
+	fs.Func("seed", "Ginkgo's random seed for the spec order (default: chosen per run, printed)", func(v string) error {
+		if v == "" {
+			return nil // SEED= left empty by make
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("want a positive number")
+		}
+		r.Seed = n
+		return nil
+	})
 }
 
 // workplace fills in where the project and the cache are; false (said on

@@ -26,6 +26,7 @@ func matrixMain(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Base.Profile, "profile", "v4", "contract profile: v4 or v3")
 	fs.StringVar(&o.Base.Labels, "labels", "", "Ginkgo label filter")
 	runFlags(fs, &o.Base)
+	requireFlags(fs, &o.Base.Request)
 	fs.IntVar(&o.Parallel, "parallel", 2, "boots at a time")
 	entries := fs.String("images", "", "comma-separated images.lock entries (default: all)")
 	arches := fs.String("arches", "arm64,x86_64", "comma-separated arches")

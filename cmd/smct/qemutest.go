@@ -31,10 +31,12 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Profile, "profile", "v4", "contract profile: v4 or v3")
 	fs.StringVar(&o.Labels, "labels", "", "Ginkgo label filter, e.g. 'SM-RESET-01 || baseline'")
 	runFlags(fs, &o)
+	requireFlags(fs, &o.Request)
 	fs.StringVar(&o.ResultsDir, "results", "", "where run directories go (default: the project's results/)")
 	fs.StringVar(&o.FtraceDir, "ftracetest", "", "a kernel tree's tools/testing/selftests/ftrace: run its ftracetest in the default boot too")
 	fs.StringVar(&o.FtraceMatch, "ftracetest-match", results.DefaultFtraceMatch, "run the .tc files whose path contains this")
 	bootArgs := fs.String("append", "", "extra kernel command line words")
+	exitCodes := fs.String("exit-codes", results.ExitCodesSmct, "exit status convention: smct (0 ok, 1 failed, 2 no verdict) or kselftest (0 pass, 1 fail, 4 all skipped, 5 no verdict)")
 	echo := fs.Bool("console", false, "copy the guest console to stderr as it arrives")
 	shell := fs.Bool("shell", false, "boot to a shell in the guest instead of the suite, the terminal attached")
 	if err := fs.Parse(args); err != nil {
@@ -42,6 +44,10 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "qemu-test: unexpected argument %q\n", fs.Arg(0))
+		return exitNoVerdict
+	}
+	if *exitCodes != results.ExitCodesSmct && *exitCodes != results.ExitCodesKselftest {
+		fmt.Fprintf(stderr, "qemu-test: -exit-codes=%q: want smct or kselftest\n", *exitCodes)
 		return exitNoVerdict
 	}
 	o.BootArgs = strings.Fields(*bootArgs)
@@ -91,24 +97,32 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	}
 	res, err := qemutest.Run(ctx, o)
 	if err != nil {
-		reason := err.Error()
+		reason := results.Plain(err.Error())
 		if ctx.Err() != nil {
 			// The user or CI stopped the run; QEMU went with its context.
 			reason = "interrupted: " + context.Cause(ctx).Error()
 		}
 		if res != nil && res.Dir != "" {
-			results.WriteVerdict(res.Dir, "NO VERDICT: "+reason)
+			// The reports say why too: ktap.txt and junit.xml with an
+			// erroring test per boot, verdict.txt the reason.
+			res.NoVerdict = reason
+			if _, err := results.Write(res); err != nil {
+				fmt.Fprintf(stderr, "note: writing the reports: %v\n", err)
+			}
 			fmt.Fprintf(stdout, "results: %s\n", res.Dir)
 		}
 		fmt.Fprintf(stdout, "NO VERDICT: %s\n", reason)
 		fmt.Fprintf(stderr, "NO VERDICT: %s\n", results.OneLine(reason))
 		fmt.Fprintln(stdout, "0 passed, 0 failed, 0 skipped")
+		if *exitCodes == results.ExitCodesKselftest {
+			return results.KselftestNoVerdict
+		}
 		return exitNoVerdict
 	}
 	summary, err := results.Write(res)
 	if err != nil {
 		fmt.Fprintf(stderr, "note: writing the reports: %v\n", err)
 	}
-	io.WriteString(stdout, summary)
-	return res.ExitCode()
+	io.WriteString(stdout, results.Plain(summary))
+	return res.ExitCodeAs(*exitCodes)
 }

@@ -111,3 +111,14 @@ func TestContractSections(t *testing.T) {
 		t.Errorf("duplicates = %q, want [SM-A-01 at lines 2 and 8]", dups)
 	}
 }
+
+func TestBootOfUndoesPrefixed(t *testing.T) {
+	for _, plan := range Plans() {
+		if got := BootOf(plan.Prefixed([]string{"stackmap at boot"})); got != plan.Name {
+			t.Errorf("BootOf(Prefixed) = %q, want %q", got, plan.Name)
+		}
+	}
+	if got := BootOf(nil); got != "default" {
+		t.Errorf("BootOf(nil) = %q, want default", got)
+	}
+}

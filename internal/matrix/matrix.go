@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -42,10 +41,22 @@ func (c Cell) Code() int {
 // Verdict is "ok", "FAIL" or "NO VERDICT: <reason>", on one line.
 func (c Cell) Verdict() string {
 	if c.Err != nil {
-		v, _, _ := strings.Cut("NO VERDICT: "+c.Err.Error(), "\n")
-		return v
+		return results.OneLine("NO VERDICT: " + c.Err.Error())
 	}
 	return c.Result.Verdict()
+}
+
+// Requires is what the cell expects of its kernel: "stackmap" when its
+// UNSUPPORTED stackmap specs fail it, "-" when they may be skipped, "?"
+// when the run stopped before deciding.
+func (c Cell) Requires() string {
+	switch {
+	case c.Result == nil || c.Result.RequiredWhy == "":
+		return "?"
+	case c.Result.Required:
+		return "stackmap"
+	}
+	return "-"
 }
 
 // Totals are the cell's passed, failed and skipped specs.
@@ -53,7 +64,7 @@ func (c Cell) Totals() (passed, failed, skipped int) {
 	if c.Err != nil {
 		return 0, 0, 0
 	}
-	return c.Result.Summary.Totals()
+	return c.Result.Totals()
 }
 
 // Options say what to run.
@@ -117,13 +128,10 @@ func runCell(ctx context.Context, o Options, c *Cell) {
 		return
 	}
 	// The same reports as a qemu-test run's.
-	var err error
 	if c.Err != nil {
-		err = results.WriteVerdict(c.Result.Dir, c.Verdict())
-	} else {
-		_, err = results.Write(c.Result)
+		c.Result.NoVerdict = results.Plain(c.Err.Error())
 	}
-	if err != nil {
+	if _, err := results.Write(c.Result); err != nil {
 		fmt.Fprintf(o.Notes, "%s: writing the reports: %v\n", c.Name(), err)
 	}
 }
@@ -145,10 +153,10 @@ func WriteTable(w io.Writer, cells []Cell) (worst int) {
 	for _, c := range cells {
 		width = max(width, len(c.Entry))
 	}
-	fmt.Fprintf(w, "%-*s  %-6s  %6s  %6s  %11s  %s\n", width, "entry", "arch", "passed", "failed", "unsupported", "verdict")
+	fmt.Fprintf(w, "%-*s  %-6s  %-8s  %6s  %6s  %11s  %s\n", width, "entry", "arch", "requires", "passed", "failed", "unsupported", "verdict")
 	for _, c := range cells {
 		p, f, s := c.Totals()
-		fmt.Fprintf(w, "%-*s  %-6s  %6d  %6d  %11d  %s\n", width, c.Entry, c.Arch, p, f, s, c.Verdict())
+		fmt.Fprintf(w, "%-*s  %-6s  %-8s  %6d  %6d  %11d  %s\n", width, c.Entry, c.Arch, c.Requires(), p, f, s, c.Verdict())
 		worst = max(worst, c.Code())
 	}
 	return worst

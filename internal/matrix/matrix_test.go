@@ -24,6 +24,9 @@ func TestTableVerdictsAndWorstStatus(t *testing.T) {
 		{Entry: "debian-6.12", Arch: "arm64", Result: result(contract.Pass, contract.Unsupported)},
 		{Entry: "debian-6.12", Arch: "x86_64", Result: result(contract.Pass, contract.Fail)},
 	}
+	// What each cell expects of its kernel: the table shows it.
+	cells[0].Result.RequiredWhy = "images.lock: debian-6.12 has_stackmap: false"
+	cells[1].Result.Required, cells[1].Result.RequiredWhy = true, "REQUIRE=stackmap"
 	var b strings.Builder
 	if worst := WriteTable(&b, cells); worst != 1 {
 		t.Errorf("worst = %d, want 1", worst)
@@ -35,9 +38,10 @@ func TestTableVerdictsAndWorstStatus(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		"debian-6.12  arm64        1       0            1  ok\n",
-		"debian-6.12  x86_64       1       1            0  FAIL\n",
-		"reference    arm64        0       0            0  NO VERDICT: guest kernel panicked\n",
+		"entry        arch    requires  passed  failed  unsupported  verdict\n",
+		"debian-6.12  arm64   -              1       0            1  ok\n",
+		"debian-6.12  x86_64  stackmap       1       1            0  FAIL\n",
+		"reference    arm64   ?              0       0            0  NO VERDICT: guest kernel panicked\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)

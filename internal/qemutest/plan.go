@@ -72,7 +72,9 @@ func skippedAs(plan contract.BootPlan, specs types.SpecReports, reason string) t
 	for _, s := range specs {
 		s.State = types.SpecStateSkipped
 		s.Failure = types.Failure{Message: reason}
-		s.ReportEntries = types.ReportEntries{contract.Mark(contract.Unsupported)}
+		// The default boot's finding, as its own specs carry it.
+		s.ReportEntries = types.ReportEntries{contract.Mark(contract.Unsupported),
+			{Name: contract.FeatureEntry, Value: types.WrapEntryValue(reason)}}
 		s.ContainerHierarchyTexts = plan.Prefixed(s.ContainerHierarchyTexts)
 		r.SpecReports = append(r.SpecReports, s)
 	}

@@ -103,9 +103,16 @@ var prepare sync.Mutex
 // On an infrastructure problem it returns an *InfraError, with the run
 // directory (console logs kept) in results.Result.
 func Run(ctx context.Context, o Options) (*results.Result, error) {
-	r, err := o.prepare(ctx)
+	if o.Seed == 0 {
+		o.Seed = NewSeed()
+	}
+	res, err := o.start()
 	if err != nil {
 		return nil, err
+	}
+	r, err := o.prepare(ctx, res)
+	if err != nil {
+		return res, err
 	}
 	if err := r.bootAll(ctx, o.plans()); err != nil {
 		return r.res, err
@@ -132,9 +139,9 @@ type run struct {
 }
 
 // prepare checks the user's input, then gets QEMU, the kernel, the
-// initramfs and the list of specs ready, and makes the run's directory.
-// Runs side by side share one preparation at a time.
-func (o Options) prepare(ctx context.Context) (*run, error) {
+// initramfs and the list of specs ready for res, whose directory start
+// made. Runs side by side share one preparation at a time.
+func (o Options) prepare(ctx context.Context, res *results.Result) (*run, error) {
 	a, err := arch.Lookup(o.Arch)
 	if err != nil {
 		return nil, &InfraError{Err: err}
@@ -151,12 +158,15 @@ func (o Options) prepare(ctx context.Context) (*run, error) {
 	if o.Profile != "v4" && o.Profile != "v3" {
 		return nil, infra("PROFILE=%q: want v4 or v3", o.Profile)
 	}
+	if o.Require != results.RequireAuto && o.Require != results.RequireStackmap && o.Require != results.RequireNone {
+		return nil, infra("REQUIRE=%q: want stackmap, none, or nothing for the kernel's default", o.Require)
+	}
 	if err := repeatedParam(o.BootArgs, o.plans()); err != nil {
 		return nil, err
 	}
 	// A filter Ginkgo cannot read is refused now, not after a kernel build.
 	if _, err := types.ParseLabelFilter(o.Labels); err != nil {
-		return nil, infra("LABELS=%q: %w", o.Labels, err)
+		return nil, infra("LABELS=%q: %s", o.Labels, results.Plain(err.Error()))
 	}
 	if o.Kernel != "" && o.Tree != "" {
 		return nil, infra("KERNEL= and TREE= name two kernels: give one")
@@ -186,12 +196,17 @@ func (o Options) prepare(ctx context.Context) (*run, error) {
 		return nil, &InfraError{Err: err}
 	}
 	kernelTime := time.Since(kernelStart)
+	if res.Required, res.RequiredWhy, err = required(o.Require, o.LockFile, k.Entry, k.Source); err != nil {
+		return nil, &InfraError{Err: err}
+	}
 	if k.Reference && o.Profile == "v3" {
 		// The reference kernel is v4 unless told otherwise.
 		r.o.BootArgs = append(r.o.BootArgs, "ftrace_stackmap.profile=v3")
 	}
 	r.kernel = k.Bootable
-	r.res = &results.Result{Request: o.Request, Kernel: k.Path, Entry: k.Entry, Source: k.Source, KernelSHA: k.SHA256, KernelCached: k.Cached, KernelTime: kernelTime, Machine: m.Describe()}
+	r.res = res
+	res.Kernel, res.Entry, res.Source, res.KernelSHA, res.KernelCached, res.Machine = k.Path, k.Entry, k.Source, k.SHA256, k.Cached, m.Describe()
+	res.KernelTime = kernelTime
 	step := o.step("building initramfs (%s)", o.Arch)
 	b := initramfs.Builder{ModuleDir: o.ModuleDir, OutDir: filepath.Join(o.ModuleDir, "build", o.Arch), Arch: o.Arch}
 	r.base, err = b.Build(ctx)
@@ -207,10 +222,22 @@ func (o Options) prepare(ctx context.Context) (*run, error) {
 			return nil, failed("preparing the selftests", err)
 		}
 	}
-	if r.res.Dir, err = newRunDir(o.ResultsDir, o.Arch); err != nil {
+	return r, nil
+}
+
+// start makes the run's directory, and results/latest with it, before
+// anything is checked: even a run refused for its input leaves its verdict
+// and reports there.
+func (o Options) start() (*results.Result, error) {
+	res := &results.Result{Request: o.Request, Started: time.Now(), Suite: suiteID(o.ModuleDir)}
+	for _, plan := range o.plans() {
+		res.Plans = append(res.Plans, plan.Name)
+	}
+	var err error
+	if res.Dir, err = newRunDir(o.ResultsDir, o.Arch); err != nil {
 		return nil, failed("making the run directory", err)
 	}
-	return r, nil
+	return res, nil
 }
 
 // made is what one plan's boot brought back, before it is kept.
@@ -352,7 +379,7 @@ func (r *run) keep(ctx context.Context, m *made) error {
 	case m.absent != "":
 		m.br.Skipped = m.absent
 		res.Boots = append(res.Boots, m.br)
-		r.reports = append(r.reports, skippedAs(plan, m.chosen, m.absent+" (seen in the default boot; boot "+plan.Name+" not made)"))
+		r.reports = append(r.reports, skippedAs(plan, m.chosen, m.absent+results.SeenInDefaultBoot+"; boot "+plan.Name+" not made)"))
 		return nil
 	}
 	dmesg, _ := os.ReadFile(filepath.Join(res.Dir, "boots", plan.Name, "dmesg.txt"))
@@ -400,6 +427,9 @@ func (r *run) finish() (*results.Result, error) {
 		return res, failed("writing the reports", err)
 	}
 	res.Summary = results.Summarize(r.reports)
+	if res.Required {
+		res.Summary.Require(contract.LabelStackmap, res.RequiredWhy)
+	}
 	if r.o.Tree != "" {
 		res.Decoder, res.DecoderNote = checkDecoder(r.o.Tree, filepath.Join(res.Dir, "boots", "default"), r.o.Progress)
 	}
@@ -766,16 +796,13 @@ func featureAbsent(reports []types.Report) string {
 	return ""
 }
 
-// writeReports writes the run's merged reports: Ginkgo's JSON and JUnit.
+// writeReports writes the run's merged reports as Ginkgo's JSON.
 func writeReports(dir string, reports []types.Report) error {
 	js, err := json.MarshalIndent(reports, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "report.json"), js, 0o644); err != nil {
-		return err
-	}
-	return results.WriteJUnit(reports, filepath.Join(dir, "junit.xml"))
+	return os.WriteFile(filepath.Join(dir, "report.json"), js, 0o644)
 }
 
 // Judge reads the frames the guest wrote into dir/console.log, saves the
@@ -827,7 +854,7 @@ func Judge(dir string, boot *qemu.Result) ([]types.Report, error) {
 }
 
 func (o Options) suiteArgs(filter string) []string {
-	return []string{"-ginkgo.v", "-ginkgo.no-color", "-ginkgo.fail-on-empty",
+	return []string{"-ginkgo.v", "-ginkgo.no-color", "-ginkgo.fail-on-empty", fmt.Sprintf("-ginkgo.seed=%d", o.Seed),
 		"-smct.profile=" + o.Profile, "-smct.workload=" + initramfs.WorkloadPath, "-smct.capture=" + initramfs.CaptureDir,
 		"-ginkgo.label-filter=" + filter}
 }
@@ -838,8 +865,11 @@ func (o Options) step(format string, args ...any) func(error) {
 	return o.Progress.Step(format, args...)
 }
 
-func newRunDir(parent, arch string) (string, error) {
-	name := time.Now().Format("20060102-150405") + "-" + arch
+func newRunDir(parent, archName string) (string, error) {
+	if !arch.Known(archName) {
+		archName = "unknown-arch" // the name is the user's input, checked later
+	}
+	name := time.Now().Format("20060102-150405") + "-" + archName
 	dir := filepath.Join(parent, name)
 	for i := 2; ; i++ {
 		err := os.MkdirAll(parent, 0o755)

@@ -23,9 +23,13 @@ import (
 // returns when QEMU exits. The run directory keeps the initramfs and a
 // rerun.sh; there is no verdict.
 func Shell(ctx context.Context, o Options, stdin io.Reader, stdout, stderr io.Writer) (*results.Result, error) {
-	r, err := o.prepare(ctx)
+	res, err := o.start()
 	if err != nil {
 		return nil, err
+	}
+	r, err := o.prepare(ctx, res)
+	if err != nil {
+		return res, err
 	}
 	lock, err := images.Read(o.LockFile)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -31,6 +32,10 @@ const (
 	VerdictFile = "verdict.txt"
 )
 
+// SeenInDefaultBoot follows the reason given to the specs of a boot that
+// was not made because the default boot found the feature absent.
+const SeenInDefaultBoot = " (seen in the default boot"
+
 // DefaultFtraceMatch picks the tree's selftests run by FTRACETEST=: those
 // of the feature.
 const DefaultFtraceMatch = "stackmap"
@@ -42,25 +47,25 @@ const Width = 76
 // failure message stays in report.json.
 const maxDiag = 20
 
-// Write puts the summary, the KTAP, the evidence and the verdict into the run's
-// directory, and returns the summary: what qemu-test prints. o are the
+// Write puts the summary, the KTAP, the JUnit, the evidence and the
+// verdict into the run's directory, and returns the summary: what
+// qemu-test prints. A run without a verdict (Result.NoVerdict) gets them
+// too, saying why.
 func Write(res *Result) (string, error) {
 	summary := Text(res)
+	junit, err := JUnit(res)
+	if err != nil {
+		return summary, err
+	}
 	for _, f := range []struct{ name, text string }{
-		{SummaryFile, summary}, {KTAPFile, KTAP(res)}, {EvidenceFile, Evidence(res)},
+		{SummaryFile, summary}, {KTAPFile, KTAP(res)}, {JUnitFile, string(junit)}, {EvidenceFile, Evidence(res)},
 		{VerdictFile, OneLine(res.Verdict()) + "\n"},
 	} {
-		if err := os.WriteFile(filepath.Join(res.Dir, f.name), []byte(f.text), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(res.Dir, f.name), []byte(Plain(f.text)), 0o644); err != nil {
 			return summary, err
 		}
 	}
 	return summary, nil
-}
-
-// WriteVerdict puts the verdict of a run that ended without reports (no
-// trustworthy verdict) into its directory.
-func WriteVerdict(dir, verdict string) error {
-	return os.WriteFile(filepath.Join(dir, VerdictFile), []byte(OneLine(verdict)+"\n"), 0o644)
 }
 
 // ansiEscape is a terminal control sequence, such as a colour.
@@ -81,11 +86,13 @@ func OneLine(verdict string) string {
 // Text is the run in full: where it ran, one line per spec, the
 // requirements' coverage, and the closing line, last.
 func Text(res *Result) string {
-	o := res.Request
 	s := res.Summary
 	var b strings.Builder
-	fmt.Fprintf(&b, "kernel:  %s\nimage:   %s, sha256 %s\nmachine: %s on %s\nprofile: %s\n",
-		s.Kernel, res.Source, res.KernelSHA, o.Arch, res.Machine, o.Profile)
+	for _, h := range header(res) {
+		if h[1] != "" { // a run that stopped early did not learn them all
+			fmt.Fprintf(&b, "%-8s %s\n", h[0]+":", h[1])
+		}
+	}
 	for _, br := range res.Boots {
 		if br.Boot != nil {
 			fmt.Fprintf(&b, "boot:    %-13s %4.1fs  %s\n", br.Plan.Name, br.Boot.Duration.Seconds(), strings.Join(br.Plan.Append, " "))
@@ -95,8 +102,10 @@ func Text(res *Result) string {
 	for _, why := range reasons {
 		fmt.Fprintf(&b, "boots not made (%s): %s\n", why, strings.Join(notMade[why], ", "))
 	}
-	b.WriteString("\n")
-	s.WriteSpecs(&b)
+	if len(s.Specs)+len(s.SuiteProblems) > 0 {
+		b.WriteString("\n")
+		s.WriteSpecs(&b)
+	}
 	for _, p := range res.KernelProblems {
 		fmt.Fprintf(&b, "%-11s %s\n", "KERNEL", p)
 	}
@@ -106,9 +115,12 @@ func Text(res *Result) string {
 		b.WriteString("\nrequirements:\n")
 		s.WriteCoverage(&b)
 	}
+	if res.NoVerdict != "" {
+		fmt.Fprintf(&b, "\nNO VERDICT: %s\n", strings.TrimSpace(res.NoVerdict))
+	}
 	fmt.Fprintf(&b, "\nresults: %s\n", res.Dir)
 	fmt.Fprintf(&b, "evidence: %s\n", filepath.Join(res.Dir, EvidenceFile))
-	b.WriteString(s.ClosingLine() + "\n")
+	b.WriteString(res.ClosingLine() + "\n")
 	return b.String()
 }
 
@@ -174,58 +186,96 @@ func bootsNotMade(res *Result) (reasons []string, names map[string][]string) {
 	return reasons, names
 }
 
-// KTAP is the run as kselftest reports it: one test line per spec in run
-// order, the reasons as "# " lines before a "not ok", UNSUPPORTED as SKIP,
-// and kselftest's closing totals. UNRESOLVED is "not ok" and counts as an
-// error, the totals' word for a test that could not decide.
+// KTAP is the run as KTAP version 1 (Documentation/dev-tools/ktap.rst):
+// one test per spec in run order, named "<boot>.<ID>" so that its name
+// lasts, its sentence and reasons as "# " lines before its result line.
+// UNSUPPORTED is "# SKIP", UNRESOLVED "not ok ... # ERROR" (the execution
+// of the test failed) or "# TIMEOUT" when it ran out of time, each with its
+// reason. A run without a verdict is one "not ok <boot> # ERROR" per boot
+// it was to make, naming why. The
+// closing totals are kselftest's.
 func KTAP(res *Result) string {
 	o := res.Request
 	s := res.Summary
 	var b strings.Builder
-	b.WriteString("TAP version 13\n")
+	b.WriteString("KTAP version 1\n")
 	plan := len(s.Specs)
 	if o.FtraceDir != "" {
 		plan++ // the tree's own selftests, as one subtest
 	}
+	boots := plans(res)
+	if res.NoVerdict != "" {
+		plan += len(boots)
+	}
+	logs := res.KernelLogs()
+	plan += len(logs)
 	fmt.Fprintf(&b, "1..%d\n", plan)
-	diag(&b, "kernel: ", s.Kernel)
-	diag(&b, "image: ", res.Source+", sha256 "+res.KernelSHA)
-	diag(&b, "machine: ", o.Arch+" on "+res.Machine)
-	diag(&b, "profile: ", o.Profile)
-	seen := map[string]int{}
-	for i, sp := range s.Specs {
-		name := ktapName(sp.Text)
-		// Parsers key results by name. Boots prefix their specs' names, so
-		// a repeat is not expected; numbering it keeps both if one comes.
-		if seen[name]++; seen[name] > 1 {
-			name = fmt.Sprintf("%s (%d)", name, seen[name])
+	for _, h := range header(res) {
+		if h[1] != "" {
+			diag(&b, h[0]+": ", h[1])
 		}
+	}
+	n, errors := 0, 0
+	if res.NoVerdict != "" {
+		diag(&b, "NO VERDICT: ", res.NoVerdict) // once, in full; each boot's line names it
+		reason := directive(OneLine(res.NoVerdict))
+		for _, boot := range boots {
+			n++
+			fmt.Fprintf(&b, "not ok %d %s # ERROR %s\n", n, boot, reason)
+			errors++
+		}
+	}
+	seen := map[string]int{}
+	for _, sp := range s.Specs {
+		n++
+		name := ktapName(sp.Name)
+		// Parsers key results by name; a repeat is not expected, and
+		// numbering it keeps both if one comes.
+		if seen[name]++; seen[name] > 1 {
+			name = fmt.Sprintf("%s-%d", name, seen[name])
+		}
+		diag(&b, "", sp.Text)
 		for _, w := range sp.Warnings {
 			diag(&b, "WARNING: ", w)
 		}
-		for _, n := range sp.Notes {
-			diag(&b, "NOTE: ", n)
+		for _, note := range sp.Notes {
+			diag(&b, "NOTE: ", note)
 		}
 		switch sp.Class {
 		case contract.Pass:
-			fmt.Fprintf(&b, "ok %d %s\n", i+1, name)
+			fmt.Fprintf(&b, "ok %d %s\n", n, name)
 		case contract.Unsupported:
-			fmt.Fprintf(&b, "ok %d %s # SKIP %s\n", i+1, name, clean(sp.Message))
-		default:
-			head := ""
-			if sp.Class == contract.Unresolved {
-				head = "UNRESOLVED: "
-			}
-			diag(&b, head, sp.Detail)
+			fmt.Fprintf(&b, "ok %d %s # SKIP %s\n", n, name, directive(sp.Message))
+		case contract.Unresolved:
+			diag(&b, "UNRESOLVED: ", sp.Detail)
 			if sp.Location != "" {
 				diag(&b, "at ", sp.Location)
 			}
-			fmt.Fprintf(&b, "not ok %d %s\n", i+1, name)
+			dir := "ERROR" // the execution of the test failed
+			if sp.TimedOut {
+				dir = "TIMEOUT"
+			}
+			fmt.Fprintf(&b, "not ok %d %s # %s %s\n", n, name, dir, directive(sp.Message))
+			errors++
+		default:
+			diag(&b, "", sp.Detail)
+			if sp.Location != "" {
+				diag(&b, "at ", sp.Location)
+			}
+			fmt.Fprintf(&b, "not ok %d %s\n", n, name)
 		}
 	}
-	pass, fail, skip, xfail := s.Count(contract.Pass), s.Count(contract.Fail), s.Count(contract.Unsupported), 0
+	// A boot whose kernel logged problems fails a test of its own.
+	for _, l := range logs {
+		n++
+		for _, line := range l.Lines {
+			diag(&b, "KERNEL: ", line)
+		}
+		fmt.Fprintf(&b, "not ok %d %s\n", n, KernelLogTest(l.Boot))
+	}
+	pass, fail, skip := s.Count(contract.Pass), s.Count(contract.Fail)+len(logs), s.Count(contract.Unsupported)
 	if o.FtraceDir != "" {
-		if ftraceSubtest(&b, len(s.Specs)+1, res) {
+		if ftraceSubtest(&b, n+1, res) {
 			pass++
 		} else {
 			fail++
@@ -234,12 +284,50 @@ func KTAP(res *Result) string {
 	for _, p := range s.SuiteProblems {
 		diag(&b, "SUITE: ", p)
 	}
-	for _, p := range res.KernelProblems {
-		diag(&b, "KERNEL: ", p)
-	}
-	fmt.Fprintf(&b, "# Totals: pass:%d fail:%d xfail:%d xpass:0 skip:%d error:%d\n",
-		pass, fail, xfail, skip, s.Count(contract.Unresolved))
+	fmt.Fprintf(&b, "# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:%d error:%d\n", pass, fail, skip, errors)
 	return b.String()
+}
+
+// header is what a run was, as the summary and the KTAP begin: a value
+// the run did not learn before it stopped is "".
+func header(res *Result) [][2]string {
+	o := res.Request
+	image := res.Source
+	if res.KernelSHA != "" {
+		image += ", sha256 " + res.KernelSHA
+	}
+	machine := o.Arch
+	if res.Machine != "" {
+		machine += " on " + res.Machine
+	}
+	return [][2]string{{"kernel", res.Summary.Kernel}, {"image", image}, {"machine", machine},
+		{"profile", o.Profile}, {"seed", fmt.Sprint(o.Seed)}, {"suite", res.Suite}, {"require", requireLine(res)}}
+}
+
+// directive is a reason as a directive's text: one line, without "#",
+// which a parser would read as the start of another directive.
+func directive(text string) string {
+	return strings.ReplaceAll(strings.Join(strings.Fields(Plain(text)), " "), "#", "_")
+}
+
+// plans are the boots a run was to make, for the tests of a run without a
+// verdict: the default boot when the run did not get as far as planning.
+func plans(res *Result) []string {
+	if len(res.Plans) == 0 {
+		return []string{"default"}
+	}
+	return res.Plans
+}
+
+// requireLine says whether the run requires the feature, and who decided.
+func requireLine(res *Result) string {
+	switch {
+	case res.RequiredWhy == "":
+		return ""
+	case res.Required:
+		return "stackmap (" + res.RequiredWhy + ")"
+	}
+	return "nothing (" + res.RequiredWhy + ")"
 }
 
 // ftraceSubtest writes the tree's ftracetest verdicts as a KTAP subtest
@@ -248,30 +336,30 @@ func KTAP(res *Result) string {
 // or was skipped with a reason, and there are verdicts for all of them.
 func ftraceSubtest(b *strings.Builder, n int, res *Result) bool {
 	ok := res.SelftestsNote == ""
-	b.WriteString("    KTAP version 1\n    # Subtest: ftracetest\n")
-	fmt.Fprintf(b, "    1..%d\n", len(res.Selftests))
+	b.WriteString("  KTAP version 1\n  # Subtest: ftracetest\n")
+	fmt.Fprintf(b, "  1..%d\n", len(res.Selftests))
 	for _, c := range res.Selftests {
 		name := ktapName(c.File)
 		switch {
 		case c.Result == "PASS":
-			fmt.Fprintf(b, "    ok %d %s\n", c.No, name)
+			fmt.Fprintf(b, "  ok %d %s\n", c.No, name)
 		case c.Result == "XFAIL":
-			fmt.Fprintf(b, "    ok %d %s # XFAIL\n", c.No, name)
+			fmt.Fprintf(b, "  ok %d %s # XFAIL\n", c.No, name)
 		case c.Failed():
 			ok = false
 			for _, l := range c.Tail(maxDiag) {
-				fmt.Fprintf(b, "    # %s\n", clean(l))
+				fmt.Fprintf(b, "  # %s\n", clean(l))
 			}
 			if c.Hint != "" {
-				fmt.Fprintf(b, "    # why: %s\n", c.Hint)
+				fmt.Fprintf(b, "  # why: %s\n", c.Hint)
 			}
-			directive := "" // a FAIL is a plain "not ok"; KTAP's word for undecided is ERROR
+			dir := "" // a FAIL is a plain "not ok"; KTAP's word for undecided is ERROR
 			if c.Result != "FAIL" {
-				directive = " # ERROR " + c.Result
+				dir = " # ERROR " + c.Result
 			}
-			fmt.Fprintf(b, "    not ok %d %s%s\n", c.No, name, directive)
+			fmt.Fprintf(b, "  not ok %d %s%s\n", c.No, name, dir)
 		default:
-			fmt.Fprintf(b, "    ok %d %s # SKIP %s\n", c.No, name, c.Result)
+			fmt.Fprintf(b, "  ok %d %s # SKIP %s\n", c.No, name, c.Result)
 		}
 	}
 	if res.SelftestsNote != "" {
@@ -316,7 +404,19 @@ func clean(s string) string {
 			return ' '
 		}
 		return r
-	}, s), unicode.IsSpace)
+	}, ansiEscape.ReplaceAllString(s, "")), unicode.IsSpace)
+}
+
+// Plain is text without terminal escapes (Ginkgo colours its errors) and
+// without control characters other than newlines and tabs: what files and
+// pipes get.
+func Plain(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' {
+			return -1
+		}
+		return r
+	}, ansiEscape.ReplaceAllString(s, ""))
 }
 
 // ktapName makes a spec's text a KTAP description: one line, and no "#",
@@ -332,32 +432,65 @@ func Evidence(res *Result) string {
 	o := res.Request
 	s := res.Summary
 	var b strings.Builder
-	fmt.Fprintf(&b, "ftrace stackmap conformance (profile %s): %s\n", o.Profile, s.ClosingLine())
+	fmt.Fprintf(&b, "ftrace stackmap conformance (profile %s): %s\n", o.Profile, res.ClosingLine())
 	kernel := s.Kernel
 	if kernel == "" {
 		kernel = "(the guest did not say)"
 	}
 	b.WriteString(wrap("kernel:  ", "         ", kernel))
-	b.WriteString(wrap("image:   ", "         ", res.Source))
-	b.WriteString(wrap("sha256:  ", "         ", res.KernelSHA))
-	b.WriteString(wrap("machine: ", "         ", o.Arch+" on "+res.Machine))
-	b.WriteString(wrap("boots:   ", "         ", boots(res)))
+	if res.Source != "" { // known once the kernel was found
+		b.WriteString(wrap("image:   ", "         ", res.Source))
+		b.WriteString(wrap("sha256:  ", "         ", res.KernelSHA))
+		b.WriteString(wrap("machine: ", "         ", o.Arch+" on "+res.Machine))
+	}
+	if len(res.Boots) > 0 {
+		b.WriteString(wrap("boots:   ", "         ", boots(res)))
+	}
+	b.WriteString(wrap("seed:    ", "         ", fmt.Sprint(o.Seed)))
+	if res.Suite != "" {
+		b.WriteString(wrap("suite:   ", "         ", res.Suite))
+	}
+	if r := requireLine(res); r != "" {
+		b.WriteString(wrap("require: ", "         ", r))
+	}
+	if res.NoVerdict != "" {
+		b.WriteString("\n" + wrap("NO VERDICT: ", "    ", res.NoVerdict))
+	}
 
 	var failed []Spec
+	absent := map[string][]string{} // required but UNSUPPORTED: IDs by reason
+	// A boot not made for the default boot's reason gives it too.
+	var reasons []string
 	for _, sp := range s.Specs {
-		if sp.Class == contract.Fail || sp.Class == contract.Unresolved {
+		switch {
+		case sp.Unsupported != "":
+			why, _, _ := strings.Cut(sp.Unsupported, SeenInDefaultBoot)
+			if absent[why] == nil {
+				reasons = append(reasons, why)
+			}
+			absent[why] = append(absent[why], sp.IDs...)
+		case sp.Class == contract.Fail || sp.Class == contract.Unresolved:
 			failed = append(failed, sp)
 		}
 	}
-	if len(failed) > 0 || len(s.SuiteProblems) > 0 {
+	if len(failed) > 0 || len(s.SuiteProblems) > 0 || len(reasons) > 0 {
 		b.WriteString("\nfailures:\n")
+	}
+	// One entry for the specs that failed only because the feature is
+	// required and absent: the reason is theirs in common.
+	for _, why := range reasons {
+		ids := slices.Compact(slices.Sorted(slices.Values(absent[why])))
+		b.WriteString(wrap("", "    ", fmt.Sprintf("FAIL stackmap is required (%s), but %d requirements are UNSUPPORTED:", res.RequiredWhy, len(ids))))
+		b.WriteString(wrap("    ", "    ", why))
+		b.WriteString(wrap("    ", "    ", strings.Join(ids, " ")))
 	}
 	for _, sp := range failed {
 		ids := strings.Join(sp.IDs, " ")
 		if ids == "" {
 			ids = "(no requirement)"
 		}
-		b.WriteString(wrap(fmt.Sprintf("%s %s: ", sp.Class, ids), "    ", withoutIDs(sp)))
+		b.WriteString(wrap(fmt.Sprintf("%s %s: ", sp.Class, ids), "    ", gloss(sp)))
+		b.WriteString(wrap("    spec: ", "          ", withoutIDs(sp)))
 		if sp.Message != "" {
 			b.WriteString(observed(sp))
 		}
@@ -444,6 +577,21 @@ func boots(res *Result) string {
 	return text
 }
 
+// gloss is what a spec's requirements ask, in the contract's own words,
+// for a reader who does not know the IDs.
+func gloss(sp Spec) string {
+	var parts []string
+	for _, id := range sp.IDs {
+		if r, ok := contract.Requirements[id]; ok {
+			parts = append(parts, r.Summary)
+		}
+	}
+	if len(parts) == 0 {
+		return withoutIDs(sp)
+	}
+	return strings.Join(parts, "; ")
+}
+
 // withoutIDs is a spec's text without its "[SM-...]" tags: the IDs are
 // already named before it.
 func withoutIDs(sp Spec) string {
@@ -502,6 +650,12 @@ func Reproduce(res *Result) string {
 		if o.FtraceMatch != DefaultFtraceMatch {
 			opts = append(opts, opt{"FTRACETEST_MATCH", "-ftracetest-match", o.FtraceMatch})
 		}
+	}
+	if o.Seed != 0 {
+		opts = append(opts, opt{"SEED", "-seed", fmt.Sprint(o.Seed)})
+	}
+	if o.Require != RequireAuto {
+		opts = append(opts, opt{"REQUIRE", "-require-feature", o.Require})
 	}
 	if o.Timeout != 0 && o.Timeout != defaultTimeout {
 		opts = append(opts, opt{"TIMEOUT", "-timeout", o.Timeout.String()})

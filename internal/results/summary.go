@@ -11,10 +11,11 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
-	"github.com/onsi/ginkgo/v2/reporters"
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
@@ -22,14 +23,30 @@ import (
 
 // Spec is one spec's verdict.
 type Spec struct {
+	// Name is the spec's stable name for programs: its boot and its
+	// requirement IDs ("default.SM-RESET-01"), which prose edits do not change.
+	Name     string
+	Boot     string // the boot plan that ran it
 	Text     string
 	IDs      []string
+	Labels   []string
+	Duration time.Duration
 	Class    contract.Class
 	Message  string   // the failure or skip reason squeezed into one line
 	Detail   string   // the reason as the spec gave it, lines kept (KTAP shows it)
 	Location string   // where a failing spec failed: file:line in the module
 	Warnings []string // misses of informational requirements
 	Notes    []string // what a spec that passed could not check
+	// TimedOut marks an UNRESOLVED spec that ran out of time: KTAP has a
+	// directive of its own for it.
+	TimedOut bool
+	// FeatureAbsent marks an UNSUPPORTED spec that found the stackmap
+	// feature missing, rather than something else it needs (a profile, a
+	// boot, memory, another tracing feature).
+	FeatureAbsent bool
+	// Unsupported is why a spec turned FAIL by Require was UNSUPPORTED:
+	// the run requires the feature it lacks. "" for any other spec.
+	Unsupported string
 }
 
 // Summary is one run's result.
@@ -79,24 +96,34 @@ func Summarize(reports []types.Report) Summary {
 				continue
 			}
 			var warnings, notes []string
+			absent := false
 			for _, e := range sr.ReportEntries {
 				switch e.Name {
 				case contract.WarningEntry:
 					warnings = append(warnings, e.StringRepresentation())
 				case contract.NoteEntry:
 					notes = append(notes, e.StringRepresentation())
+				case contract.FeatureEntry:
+					absent = true
 				}
 			}
-			reason := sr.Failure.Message
-			reason = goPointer.ReplaceAllString(reason, ">")
+			reason := plainWords(sr.Failure.Message)
+			boot := contract.BootOf(sr.ContainerHierarchyTexts)
+			ids := contract.IDsOf(sr.Labels())
 			sp := Spec{
-				Warnings: warnings,
-				Notes:    notes,
-				Text:     strings.TrimSpace(sr.FullText()),
-				IDs:      contract.IDsOf(sr.Labels()),
-				Class:    c,
-				Message:  oneLine(headline(reason)),
-				Detail:   strings.TrimSpace(reason),
+				Name:          specName(boot, ids, sr.LeafNodeText),
+				Boot:          boot,
+				Warnings:      warnings,
+				Notes:         notes,
+				Text:          strings.TrimSpace(sr.FullText()),
+				IDs:           ids,
+				Labels:        sr.Labels(),
+				Duration:      sr.RunTime,
+				FeatureAbsent: absent && c == contract.Unsupported,
+				TimedOut:      sr.State == types.SpecStateTimedout,
+				Class:         c,
+				Message:       oneLine(headline(reason)),
+				Detail:        strings.TrimSpace(reason),
 			}
 			if loc := sr.Failure.Location; (c == contract.Fail || c == contract.Unresolved) && loc.FileName != "" {
 				sp.Location = fmt.Sprintf("%s:%d", strings.TrimPrefix(loc.FileName, modulePath+"/"), loc.LineNumber)
@@ -105,6 +132,55 @@ func Summarize(reports []types.Report) Summary {
 		}
 	}
 	return s
+}
+
+// specName is "<boot>.<ID>", IDs joined by "+"; a spec without an ID
+// (the stress spec) is named by its words, lower case and hyphenated.
+func specName(boot string, ids []string, leaf string) string {
+	if len(ids) > 0 {
+		return boot + "." + strings.Join(ids, "+")
+	}
+	slug := strings.Trim(nonWord.ReplaceAllString(strings.ToLower(leaf), "-"), "-")
+	if len(slug) > 40 {
+		slug = strings.TrimRight(slug[:40], "-")
+	}
+	return boot + "." + slug
+}
+
+var nonWord = regexp.MustCompile(`[^a-z0-9]+`)
+
+// Require turns the specs labelled feature that found it absent into
+// failures: the run requires that feature (why says who asked), so its
+// absence is a defect, not a reason to skip. A spec UNSUPPORTED for
+// another reason (a requirement of another profile, memory) stays so. It
+// returns how many it turned.
+func (s *Summary) Require(feature, why string) int {
+	n := 0
+	for i := range s.Specs {
+		sp := &s.Specs[i]
+		if !sp.FeatureAbsent || !slices.Contains(sp.Labels, feature) {
+			continue
+		}
+		sp.Class, sp.Unsupported = contract.Fail, sp.Message
+		head := fmt.Sprintf("%s is required (%s), but: ", feature, why)
+		sp.Message = oneLine(head + sp.Message)
+		sp.Detail = head + sp.Detail
+		n++
+	}
+	return n
+}
+
+// required counts the specs Require turned FAIL, and gives the first one's
+// reason for being UNSUPPORTED.
+func (s Summary) required() (n int, why string) {
+	for _, sp := range s.Specs {
+		if sp.Unsupported != "" {
+			if n++; n == 1 {
+				why = sp.Unsupported
+			}
+		}
+	}
+	return n, why
 }
 
 // Count returns how many specs are in a class.
@@ -189,19 +265,6 @@ func (s Summary) WriteCoverage(w io.Writer) {
 	}
 }
 
-// WriteJUnit writes the reports as JUnit XML (one file, all suites).
-func WriteJUnit(reports []types.Report, path string) error {
-	if len(reports) == 1 {
-		return reporters.GenerateJUnitReport(reports[0], path)
-	}
-	merged := reports[0]
-	for _, r := range reports[1:] {
-		merged.SpecReports = append(merged.SpecReports, r.SpecReports...)
-		merged.SuiteSucceeded = merged.SuiteSucceeded && r.SuiteSucceeded
-	}
-	return reporters.GenerateJUnitReport(merged, path)
-}
-
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
 	return l
@@ -223,6 +286,19 @@ func headline(reason string) string {
 	}
 	return first + ": expected" + typeTag.ReplaceAllString(strings.TrimPrefix(rest, "Expected"), " ")
 }
+
+// plainWords puts Go's spellings of values in a reason into words a
+// reader of the list knows: no pointer addresses, no "<nil>".
+func plainWords(reason string) string {
+	reason = goPointer.ReplaceAllString(reason, ">")
+	reason = strings.ReplaceAll(reason, "<nil>: nil", "nothing")
+	reason = strings.ReplaceAll(reason, "<nil>", "nothing")
+	return goTypeLine.ReplaceAllString(reason, "$1")
+}
+
+// goTypeLine is Gomega's "<type>: " before a value at the start of a line
+// ("    <syscall.Errno>: 16"): Go's name for the type, not the kernel's.
+var goTypeLine = regexp.MustCompile(`(?m)^([ \t]*)<[^<>\n]+>:[ \t]*`)
 
 // goPointer is the address Gomega prints after a pointer's type, as in
 // "<*fs.PathError | 0xc000123450>": it differs in every run and means

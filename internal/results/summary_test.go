@@ -3,8 +3,6 @@
 package results
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -85,18 +83,6 @@ func TestCoverageTakesTheWorstClass(t *testing.T) {
 	}
 }
 
-func TestWriteJUnit(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "junit.xml")
-	err := WriteJUnit([]types.Report{{SuiteDescription: "s", SpecReports: types.SpecReports{spec("SM-NODE-01", types.SpecStateFailed, "no stack_map")}}}, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(path)
-	if !strings.Contains(string(b), "[SM-NODE-01] does it") || !strings.Contains(string(b), "no stack_map") {
-		t.Fatalf("junit.xml lacks the spec or its failure:\n%s", b)
-	}
-}
-
 func TestDetailAndLocation(t *testing.T) {
 	failed := spec("SM-RESET-01", types.SpecStateFailed, "accepted\nExpected\n    <bool>: false\nto be true\n")
 	failed.Failure.Location = types.CodeLocation{FileName: "github.com/ftrace-stackmap/conformance/suites/stackmap/reset.go", LineNumber: 42}
@@ -105,7 +91,7 @@ func TestDetailAndLocation(t *testing.T) {
 	unsupported.Failure.Location = types.CodeLocation{FileName: "harness/suite.go", LineNumber: 9}
 	s := Summarize([]types.Report{{SpecReports: types.SpecReports{failed, unresolved, unsupported}}})
 	for i, want := range []Spec{
-		{Message: "accepted: expected false to be true", Detail: "accepted\nExpected\n    <bool>: false\nto be true", Location: "suites/stackmap/reset.go:42"},
+		{Message: "accepted: expected false to be true", Detail: "accepted\nExpected\n    false\nto be true", Location: "suites/stackmap/reset.go:42"},
 		{Message: `cannot write "1"`, Detail: `cannot write "1"`},
 		{Message: "no stack_map", Detail: "no stack_map"}, // a skip's location is the harness's, not the spec's
 	} {
@@ -139,5 +125,44 @@ func TestNoGoPointersInReasons(t *testing.T) {
 		if strings.Contains(text, "0xc000123450") || !strings.Contains(text, "no such file") {
 			t.Errorf("reason %q: want the error without its Go address", text)
 		}
+	}
+}
+
+// TestPlainWords: what Go calls values does not reach a report; the
+// kernel's own angle brackets do.
+func TestPlainWords(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"writing 0 to stack_map with tracing_on=1: got <nil>, want EBUSY", "writing 0 to stack_map with tracing_on=1: got nothing, want EBUSY"},
+		{"Expected\n    <nil>: nil\nnot to be nil", "Expected\n    nothing\nnot to be nil"},
+		{"Expected\n    <syscall.Errno>: \n    errno 0\n    0x0\nto equal\n    <syscall.Errno>: \n    device or resource busy",
+			"Expected\n    \n    errno 0\n    0x0\nto equal\n    \n    device or resource busy"},
+		{"Expected\n    <*fs.PathError | 0xc000123450>: open x: no such file", "Expected\n    open x: no such file"},
+		{"trace line 3: <stack_id 5>: not in stack_map", "trace line 3: <stack_id 5>: not in stack_map"},
+	} {
+		if got := plainWords(c.in); got != c.want {
+			t.Errorf("plainWords(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestFeatureAbsent: only a spec that found the feature missing is marked,
+// so that REQUIRE= fails it and nothing UNSUPPORTED for another reason.
+func TestFeatureAbsent(t *testing.T) {
+	absent := marked(contract.Unsupported, "SM-NODE-01", types.SpecStateSkipped, "kernel has no stackmap feature")
+	absent.ReportEntries = append(absent.ReportEntries, types.ReportEntry{Name: contract.FeatureEntry, Value: types.WrapEntryValue("kernel has no stackmap feature")})
+	profile := marked(contract.Unsupported, "SM-INIT-01", types.SpecStateSkipped, "SM-INIT-01 belongs to the v4 profile only")
+	s := Summarize([]types.Report{{SpecReports: types.SpecReports{absent, profile}}})
+	if !s.Specs[0].FeatureAbsent || s.Specs[1].FeatureAbsent {
+		t.Fatalf("FeatureAbsent = %v, %v; want true, false", s.Specs[0].FeatureAbsent, s.Specs[1].FeatureAbsent)
+	}
+}
+
+func TestTimedOut(t *testing.T) {
+	s := Summarize([]types.Report{{SpecReports: types.SpecReports{
+		spec("SM-ROBUST-01", types.SpecStateTimedout, "A spec timeout occurred"),
+		spec("SM-OPT-01", types.SpecStatePanicked, "runtime error"),
+	}}})
+	if !s.Specs[0].TimedOut || s.Specs[0].Class != contract.Unresolved || s.Specs[1].TimedOut {
+		t.Errorf("TimedOut %v (%s), %v; want true (UNRESOLVED), false", s.Specs[0].TimedOut, s.Specs[0].Class, s.Specs[1].TimedOut)
 	}
 }

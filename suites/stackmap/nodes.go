@@ -23,7 +23,9 @@ var _ = Describe("stackmap init", Label(contract.LabelStackmap), func() {
 			harness.Unsupported("SM-INIT-01 belongs to the v4 profile only")
 		}
 		if !tfs.Exists(optionNode) {
-			harness.Unsupported("%s", featureMissing(tfs))
+			why := featureMissing(tfs)
+			AddReportEntry(contract.FeatureEntry, why)
+			harness.Unsupported("%s", why)
 		}
 		if tfs.Exists(mapNode) {
 			return // the option has its map: nothing more to ask

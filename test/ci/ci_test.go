@@ -177,6 +177,58 @@ func TestTheMatrixIsTheLock(t *testing.T) {
 	}
 }
 
+// cachedDirs are what the jobs cache: built kernels, unpacked vmlinux,
+// fetched images and ccache; never the build trees (kbuild, treebuild),
+// gigabytes each, against the repository's cache limit.
+var cachedDirs = []string{"kernels", "vmlinux", "images", "ccache"}
+
+// cachesKernels: a restore before the runs and a save after them even when
+// they fail, of the same key, with only the cached directories.
+func cachesKernels(t *testing.T, name string, steps []step) {
+	t.Helper()
+	var restore, save *step
+	for i, s := range steps {
+		switch s.Uses {
+		case "actions/cache@v4":
+			t.Errorf("%s: actions/cache saves only on success: restore and save apart", name)
+		case "actions/cache/restore@v4":
+			restore = &steps[i]
+		case "actions/cache/save@v4":
+			save = &steps[i]
+		}
+	}
+	if restore == nil || save == nil {
+		t.Fatalf("%s: want actions/cache/restore@v4 and actions/cache/save@v4", name)
+	}
+	if !strings.Contains(restore.With["key"], "hashFiles('images.lock'") {
+		t.Errorf("%s: cache key %q does not follow images.lock", name, restore.With["key"])
+	}
+	if !strings.HasPrefix(save.If, "always()") || !strings.Contains(save.With["key"], "cache-primary-key") {
+		t.Errorf("%s: the save (if %q, key %q) must run after a failure too, under the key the restore looked for", name, save.If, save.With["key"])
+	}
+	for _, st := range []*step{restore, save} {
+		var dirs []string
+		for _, p := range strings.Fields(st.With["path"]) {
+			dir, ok := strings.CutPrefix(p, "~/.cache/stackmap-conformance/")
+			if !ok || !slices.Contains(cachedDirs, dir) {
+				t.Errorf("%s: %s caches %s: want only %v under ~/.cache/stackmap-conformance", name, st.Uses, p, cachedDirs)
+			}
+			dirs = append(dirs, dir)
+		}
+		for _, d := range cachedDirs {
+			if !slices.Contains(dirs, d) {
+				t.Errorf("%s: %s does not cache %s", name, st.Uses, d)
+			}
+		}
+	}
+}
+
+func TestCaches(t *testing.T) {
+	for name, j := range read(t) {
+		cachesKernels(t, name, j.Steps)
+	}
+}
+
 func TestTheConformanceCellsRunAndKeepTheSuite(t *testing.T) {
 	steps := read(t)["conformance"].Steps
 	has := func(what string, f func(step) bool) {
@@ -187,13 +239,45 @@ func TestTheConformanceCellsRunAndKeepTheSuite(t *testing.T) {
 	has("running make qemu-test for the cell", func(s step) bool {
 		return strings.TrimSpace(s.Run) == "make qemu-test ARCH=${{ matrix.arch }} IMAGE=${{ matrix.image }}"
 	})
-	has("uploading results/latest/ always", func(s step) bool {
-		return s.Uses == "actions/upload-artifact@v4" && s.If == "always()" && strings.HasPrefix(s.With["path"], "results/latest")
+	has("resolving results/latest to the run directory, always", func(s step) bool {
+		return s.If == "always()" && strings.Contains(s.Run, "readlink -e results/latest") && strings.Contains(s.Run, "GITHUB_OUTPUT")
 	})
-	has("caching ~/.cache/stackmap-conformance by images.lock", func(s step) bool {
-		return s.Uses == "actions/cache@v4" && s.With["path"] == "~/.cache/stackmap-conformance" &&
-			strings.Contains(s.With["key"], "hashFiles('images.lock'")
+	has("uploading the run directory itself (not the results/latest link), always", func(s step) bool {
+		return s.Uses == "actions/upload-artifact@v4" && s.If == "always()" && s.With["path"] == "${{ steps.results.outputs.dir }}"
 	})
+	has("showing junit.xml as a check, always", func(s step) bool {
+		return strings.HasPrefix(s.Uses, "mikepenz/action-junit-report@") && s.If == "always()" &&
+			s.With["report_paths"] == "${{ steps.results.outputs.dir }}/junit.xml"
+	})
+	has("writing the summary into the step summary as a fenced block, always", func(s step) bool {
+		return s.If == "always()" && strings.Contains(s.Run, "GITHUB_STEP_SUMMARY") &&
+			strings.Count(s.Run, "echo '```'") == 2 && strings.Contains(s.Run, "summary.txt")
+	})
+}
+
+// TestWorkflowSettings: superseded runs are cancelled, the JUnit check may
+// be written, and /dev/kvm reaches the containers where the runner has it.
+func TestWorkflowSettings(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(root, "ci.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, errs := actionlint.Parse(data)
+	if len(errs) > 0 {
+		t.Fatal(errs[0])
+	}
+	c := w.Concurrency
+	if c == nil || c.CancelInProgress == nil || !c.CancelInProgress.Value || !strings.Contains(str(c.Group), "github.ref") {
+		t.Errorf("want concurrency: a group per ref, cancel-in-progress: true")
+	}
+	for name, j := range w.Jobs {
+		if j.Container == nil || j.Container.Options == nil || !strings.Contains(j.Container.Options.Value, "--privileged") {
+			t.Errorf("job %s: want container options --privileged, so /dev/kvm is passed where the runner has it", name)
+		}
+	}
+	if p := w.Jobs["conformance"].Permissions; p == nil || p.Scopes["checks"] == nil || p.Scopes["checks"].Value.Value != "write" {
+		t.Errorf("job conformance: want permissions checks: write for the JUnit check run")
+	}
 }
 
 // TestStepsCallOnlyMakeTargetsThatExist, in the workflow and in the

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +27,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/qemu"
+	"github.com/joshdk/go-junit"
 )
 
 var (
@@ -49,9 +52,10 @@ func TestMain(m *testing.M) {
 }
 
 type runOut struct {
-	code   int
-	stdout string
-	last   string
+	code    int
+	stdout  string
+	last    string
+	results string // the -results directory: latest is the run's
 }
 
 // qemuTest runs `smct qemu-test args...` from the project root with results
@@ -68,7 +72,8 @@ func qemuTest(t *testing.T, args ...string) runOut {
 // runQemuTest is qemuTest for a goroutine, which must not call t.Fatal:
 // an smct that did not run is an error to report.
 func runQemuTest(t *testing.T, args ...string) (runOut, error) {
-	args = append([]string{"qemu-test", "-results", t.TempDir()}, args...)
+	dir := t.TempDir()
+	args = append([]string{"qemu-test", "-results", dir}, args...)
 	cmd := exec.Command(smct, args...)
 	cmd.Dir = rootDir
 	var stderr strings.Builder
@@ -79,7 +84,7 @@ func runQemuTest(t *testing.T, args ...string) (runOut, error) {
 		return runOut{}, fmt.Errorf("smct %v: %v", args, err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	r := runOut{code: cmd.ProcessState.ExitCode(), stdout: string(out), last: lines[len(lines)-1]}
+	r := runOut{code: cmd.ProcessState.ExitCode(), stdout: string(out), last: lines[len(lines)-1], results: dir}
 	t.Logf("smct %s: exit %d\n%s\n%s", strings.Join(args, " "), r.code, stderr.String(), out)
 	return r, nil
 }
@@ -117,6 +122,46 @@ func noVerdict(t *testing.T, r runOut, reason string) {
 	}
 	if !closing.MatchString(r.last) {
 		t.Fatalf("last line %q is not the closing line", r.last)
+	}
+	// results/latest is this run's, and its reports say why for programs:
+	// verdict.txt, a KTAP test per boot with ERROR, an erroring testcase.
+	for file, want := range map[string]string{
+		"verdict.txt": "NO VERDICT: ",
+		"ktap.txt":    "not ok 1 default # ERROR ",
+		"junit.xml":   `<error message="NO VERDICT: `,
+	} {
+		b, err := os.ReadFile(filepath.Join(r.results, "latest", file))
+		b = []byte(html.UnescapeString(string(b))) // junit.xml's entities
+		if err != nil || !strings.Contains(string(b), want) || !strings.Contains(string(b), firstLine(reason)) || strings.Contains(string(b), "\x1b") {
+			t.Errorf("latest/%s = %q, %v; want %q and the reason, without escapes", file, b, err, want)
+		}
+	}
+}
+
+func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
+
+// TestRequireFeature: a kernel without the feature fails a run that
+// requires it, and passes one that does not, saying which in each.
+func TestRequireFeature(t *testing.T) {
+	labels := "BASE-ONOFF-01 || SM-NODE-01"
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		code    int
+		verdict string
+	}{
+		{"debian, its default", nil, 0, "ok"},
+		{"debian, REQUIRE=stackmap", []string{"-require-feature", "stackmap"}, 1,
+			"FAIL: 1 stackmap specs UNSUPPORTED, and this run requires stackmap (REQUIRE=stackmap): kernel has no stackmap feature"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := qemuTest(t, append([]string{"-arch", "x86_64", "-image", "debian-6.12", "-labels", labels}, tc.args...)...)
+			v, _ := os.ReadFile(filepath.Join(r.results, "latest", "verdict.txt"))
+			if r.code != tc.code || !strings.HasPrefix(string(v), tc.verdict) {
+				t.Errorf("exit %d, verdict %q; want %d and %q", r.code, v, tc.code, tc.verdict)
+			}
+			reportsAgree(t, r)
+		})
 	}
 }
 
@@ -397,3 +442,47 @@ func TestRunsFromAnywhere(t *testing.T) {
 		})
 	}
 }
+
+// reportsAgree reads a run's ktap.txt and junit.xml as their parsers do
+// and checks both against the closing line it printed.
+func reportsAgree(t *testing.T, r runOut) {
+	t.Helper()
+	m := closing.FindStringSubmatch(r.last)
+	if m == nil {
+		t.Fatalf("last line %q is not the closing line", r.last)
+	}
+	passed, failed, skipped := atoi(m[1]), atoi(m[2]), atoi(m[3])
+	dir := filepath.Join(r.results, "latest")
+	suites, err := junit.IngestFile(filepath.Join(dir, "junit.xml"))
+	if err != nil || len(suites) != 1 {
+		t.Fatalf("junit.xml: %d suites, %v", len(suites), err)
+	}
+	if got := suites[0].Totals; got.Passed != passed || got.Failed+got.Error != failed || got.Skipped != skipped {
+		t.Errorf("junit.xml totals %+v, closing line %q", got, r.last)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "ktap.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if lines[0] != "KTAP version 1" {
+		t.Errorf("ktap.txt starts %q", lines[0])
+	}
+	want := fmt.Sprintf("# Totals: pass:%d fail:", passed)
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, want) || !strings.Contains(last, fmt.Sprintf("skip:%d ", skipped)) {
+		t.Errorf("ktap.txt totals %q, closing line %q", last, r.last)
+	}
+	tests := 0
+	for _, l := range lines {
+		if ktapResult.MatchString(l) {
+			tests++
+		}
+	}
+	if tests != passed+failed+skipped || lines[1] != fmt.Sprintf("1..%d", tests) {
+		t.Errorf("ktap.txt: plan %q, %d test lines; closing line %q", lines[1], tests, r.last)
+	}
+}
+
+var ktapResult = regexp.MustCompile(`^(ok|not ok) \d+ [a-z0-9-]+\.[A-Za-z0-9+-]+( # .*)?$`)
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }

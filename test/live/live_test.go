@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -21,10 +22,12 @@ import (
 	"testing"
 	"time"
 
+	junit "github.com/joshdk/go-junit"
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/ftrace-stackmap/conformance/harness"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/results"
 )
 
 // labelFilter is the README's live-mode filter: the default boot's.
@@ -47,6 +50,48 @@ func TestLiveMode(t *testing.T) {
 		}
 		checkVerdicts(t, tfs, report)
 		sameSettings(t, before, dump(t, tfs))
+	})
+
+	t.Run("reports for labs", func(t *testing.T) {
+		guard(t, tfs)
+		ktap, junitXML := filepath.Join(t.TempDir(), "ktap.txt"), filepath.Join(t.TempDir(), "junit.xml")
+		code, out, report := run(t, suite, nil, "-smct.ktap="+ktap, "-smct.junit="+junitXML, "-smct.exit-codes=kselftest")
+		s := results.Summarize([]types.Report{report})
+		if want := results.Kselftest(s.ExitCode(), s); code != want {
+			t.Errorf("exit %d, want kselftest's %d for %q\n%s", code, want, s.ClosingLine(), out)
+		}
+		b, err := os.ReadFile(ktap)
+		if err != nil || !strings.HasPrefix(string(b), "KTAP version 1\n") {
+			t.Fatalf("-smct.ktap wrote %q, %v", b, err)
+		}
+		if len(s.Specs) == 0 {
+			t.Fatal("no spec ran")
+		}
+		// Without a terminal, each spec's class and reason; in the KTAP,
+		// each spec under the name a QEMU run gives it.
+		for _, sp := range s.Specs {
+			line := fmt.Sprintf("%-11s %s", sp.Class, sp.Text)
+			if sp.Class != contract.Pass {
+				line += " -- " + sp.Message
+			}
+			if !strings.Contains(out, line+"\n") {
+				t.Errorf("output lacks %q", line)
+			}
+			if !regexp.MustCompile(`(?m)^(ok|not ok) \d+ ` + regexp.QuoteMeta(sp.Name) + `( # .*)?$`).Match(b) {
+				t.Errorf("KTAP has no test %s:\n%s", sp.Name, b)
+			}
+		}
+		if strings.Contains(out, "\x1b[") {
+			t.Errorf("colour escapes in output that is no terminal")
+		}
+		suites, err := junit.IngestFile(junitXML)
+		if err != nil || len(suites) != 1 {
+			t.Fatalf("-smct.junit: %d suites, %v", len(suites), err)
+		}
+		p, f, k := s.Totals()
+		if got := suites[0].Totals; got.Passed != p || got.Failed+got.Error != f || got.Skipped != k {
+			t.Errorf("JUnit totals %+v disagree with %q", got, s.ClosingLine())
+		}
 	})
 
 	t.Run("refusal and force", func(t *testing.T) {

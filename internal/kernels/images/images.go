@@ -41,6 +41,10 @@ type Entry struct {
 	Kind        string               `yaml:"kind"` // "debian", "build" or "b4"
 	Description string               `yaml:"description"`
 	Arches      map[string]ArchImage `yaml:"arches"`
+	// HasStackmap false marks a kernel known to lack the feature (a
+	// distribution's): its stackmap specs may be UNSUPPORTED without
+	// failing the run. Unset means it should have it.
+	HasStackmap *bool `yaml:"has_stackmap,omitempty"`
 
 	// A b4 entry: the git tree at base with the series posted as
 	// message_id applied (b4 am), built like the reference kernel with
@@ -161,6 +165,10 @@ func (l *Lock) check() error {
 	return nil
 }
 
+// WithStackmap says whether the entry's kernel is meant to have the
+// stackmap feature: unless has_stackmap: false says otherwise.
+func (e *Entry) WithStackmap() bool { return e.HasStackmap == nil || *e.HasStackmap }
+
 // Tool finds a pinned tool by name.
 func (l *Lock) Tool(name string) (*Entry, error) {
 	for i := range l.Tools {
@@ -175,6 +183,11 @@ func (l *Lock) Tool(name string) (*Entry, error) {
 func CheckEntry(e *Entry) error {
 	if !slices.Contains(kinds, e.Kind) {
 		return fmt.Errorf("entry %s: kind %q, want one of %v", e.Name, e.Kind, kinds)
+	}
+	if !e.WithStackmap() && e.Kind != KindDebian {
+		// A kernel built here is built with the feature: its absence is
+		// the defect a run must catch, not an expectation.
+		return fmt.Errorf("entry %s: has_stackmap: false is for distribution kernels (kind %s); a %s entry is built with the feature", e.Name, KindDebian, e.Kind)
 	}
 	if len(e.Arches) == 0 {
 		return fmt.Errorf("entry %s: no arches", e.Name)

@@ -33,6 +33,9 @@ func TestReadRejectsBadLocks(t *testing.T) {
 		"bad arch":      {strings.Replace(good, "arm64:", "riscv64:", 1), "arch"},
 		"short hash":    {strings.Replace(good, "image_sha256: "+sha, "image_sha256: abc", 1), "required"},
 		"repeated name": {good + "- name: k\n  kind: debian\n", "repeated"},
+		"no stackmap":   {strings.Replace(good, "kind: debian", "kind: debian\n  has_stackmap: false", 1), ""},
+		"not a bool":    {strings.Replace(good, "kind: debian", "kind: debian\n  has_stackmap: maybe", 1), "bool"},
+		"misspelt":      {strings.Replace(good, "kind: debian", "kind: debian\n  has-stackmap: false", 1), "has-stackmap"},
 	} {
 		p := filepath.Join(t.TempDir(), "images.lock")
 		os.WriteFile(p, []byte(tc.text), 0o644)
@@ -128,6 +131,42 @@ func TestReadRefusesUnknownKeys(t *testing.T) {
 	os.WriteFile(p, []byte(bad), 0o644)
 	if _, err := Read(p); err == nil || !strings.Contains(err.Error(), "series-version") {
 		t.Fatalf("Read(misspelled key) = %v, want the key named", err)
+	}
+}
+
+// TestHasStackmap: only a distribution's kernel may be marked as lacking
+// the feature; a kernel built here that lacks it is what a run must catch.
+func TestHasStackmap(t *testing.T) {
+	no, yes := false, true
+	for _, tc := range []struct {
+		kind string
+		has  *bool
+		with bool
+		err  string
+	}{
+		{KindDebian, nil, true, ""},
+		{KindDebian, &no, false, ""},
+		{KindDebian, &yes, true, ""},
+		{KindBuild, &no, false, "distribution kernels"},
+		{KindB4, &no, false, "distribution kernels"},
+	} {
+		e := Entry{Name: "e", Kind: tc.kind, HasStackmap: tc.has}
+		if got := e.WithStackmap(); got != tc.with {
+			t.Errorf("%s has_stackmap %v: WithStackmap() = %v, want %v", tc.kind, tc.has, got, tc.with)
+		}
+		err := CheckEntry(&e)
+		if tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("%s has_stackmap false: CheckEntry() = %v, want %q", tc.kind, err, tc.err)
+		}
+	}
+	l, err := Read("../../../images.lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range l.Entries {
+		if want := e.Kind != KindDebian; e.WithStackmap() != want {
+			t.Errorf("images.lock: %s (%s) has_stackmap %v, want %v", e.Name, e.Kind, e.WithStackmap(), want)
+		}
 	}
 }
 

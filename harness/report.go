@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package harness
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
+	"golang.org/x/term"
+
+	"github.com/ftrace-stackmap/conformance/internal/results"
+)
+
+// What live mode reports besides Ginkgo's own output: labs run the binary
+// without a terminal and read its KTAP and exit status.
+var (
+	ktapPath  string
+	junitPath string
+	exitCodes string
+	// summary is the run as the host would summarise it, once the suite
+	// has ended; nil before.
+	summary *results.Summary
+	// classLines prints each spec's class and reason as it ends: set
+	// where stdout is no terminal, so that logs say UNSUPPORTED and why.
+	classLines bool
+)
+
+func registerReportFlags(fs *flag.FlagSet) {
+	fs.StringVar(&ktapPath, "smct.ktap", "", "write the run as KTAP to this file (- for stdout) when it ends, named like a QEMU run's")
+	fs.StringVar(&junitPath, "smct.junit", "", "write the run as JUnit XML to this file when it ends, as a QEMU run's junit.xml")
+	fs.StringVar(&exitCodes, "smct.exit-codes", results.ExitCodesSmct, "exit status convention: smct (0 ok, 1 failed) or kselftest (0 pass, 1 fail, 4 all skipped, 5 no verdict)")
+}
+
+// ConfigureOutput fits Ginkgo's output to where it goes: no colour when
+// NO_COLOR is set or stdout is no terminal, and then one line per spec
+// (its dot on a line of its own) and a line with each spec's class.
+func ConfigureOutput(c *types.ReporterConfig) {
+	tty := term.IsTerminal(int(os.Stdout.Fd()))
+	if os.Getenv("NO_COLOR") != "" || !tty {
+		c.NoColor = true
+	}
+	if !tty {
+		c.ForceNewlines = true
+		classLines = true
+	}
+}
+
+var _ = ReportAfterEach(func(sr SpecReport) {
+	if !classLines {
+		return
+	}
+	s := results.Summarize([]types.Report{{SpecReports: types.SpecReports{sr}}})
+	s.SuiteProblems = nil // the suite's setup is reported once, at the end
+	s.WriteSpecs(os.Stdout)
+})
+
+var _ = ReportAfterSuite("live reports", func(r Report) {
+	s := results.Summarize([]types.Report{r})
+	summary = &s
+	if ktapPath == "" && junitPath == "" {
+		return
+	}
+	res := liveResult(r, s)
+	if ktapPath != "" {
+		if err := writeOut(ktapPath, []byte(results.KTAP(res))); err != nil {
+			fmt.Fprintf(os.Stderr, "writing KTAP: %v\n", err)
+		}
+	}
+	if junitPath != "" {
+		b, err := results.JUnit(res)
+		if err == nil {
+			err = writeOut(junitPath, b)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "writing JUnit: %v\n", err)
+		}
+	}
+})
+
+// liveResult is the run as the host's reports describe a QEMU run.
+func liveResult(r Report, s results.Summary) *results.Result {
+	res := &results.Result{
+		Request: results.Request{Arch: machine(), Profile: profile, Seed: r.SuiteConfig.RandomSeed, Labels: r.SuiteConfig.LabelFilter},
+		Entry:   "live",
+		Source:  "live mode: this machine's running kernel",
+		Machine: "this machine (live mode)",
+		Summary: s,
+		Started: r.StartTime,
+		Plans:   []string{"default"},
+	}
+	if len(s.Specs) == 0 {
+		res.NoVerdict = "no spec ran"
+		if len(s.SuiteProblems) > 0 {
+			res.NoVerdict = "suite: " + s.SuiteProblems[0]
+		}
+	}
+	return res
+}
+
+// writeOut writes a report to path, or to stdout for "-".
+func writeOut(path string, b []byte) error {
+	b = []byte(results.Plain(string(b)))
+	if path == "-" {
+		_, err := os.Stdout.Write(b)
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+// machine is the kernel's name for this machine, as the QEMU runs name
+// their arch (x86_64, aarch64 for arm64).
+func machine() string {
+	m := kernelRelease()
+	if i := strings.LastIndex(m, " "); i >= 0 {
+		m = m[i+1:]
+	}
+	if m == "aarch64" {
+		return "arm64"
+	}
+	return m
+}
+
+// ExitCode is the test binary's exit status in the convention asked for
+// with -smct.exit-codes; code is what Go's testing package chose.
+func ExitCode(code int) int {
+	if exitCodes != results.ExitCodesKselftest || summary == nil {
+		return code
+	}
+	smct := summary.ExitCode()
+	if smct == 0 && code != 0 {
+		smct = 1 // the run failed outside the specs (the final restore)
+	}
+	return results.Kselftest(smct, *summary)
+}

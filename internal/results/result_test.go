@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package results
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ftrace-stackmap/conformance/internal/contract"
+)
+
+func TestExitCodes(t *testing.T) {
+	stackmapSkip := unsupported
+	stackmapSkip.Labels = []string{contract.LabelStackmap, "SM-BIN-01"}
+	for _, tc := range []struct {
+		name              string
+		res               *Result
+		smct, kselftest   int
+		verdictStartsWith string
+	}{
+		{"pass", result(pass), 0, 0, "ok"},
+		{"pass and skips", result(pass, unsupported), 0, 0, "ok"},
+		{"all skipped", result(unsupported, unsupported), 0, 4, "ok"},
+		{"a failure", result(pass, fail), 1, 1, "FAIL"},
+		{"unresolved", result(pass, unresolved), 2, KselftestNoVerdict, "NO VERDICT"},
+		{"no verdict", &Result{NoVerdict: "QEMU missing"}, 2, KselftestNoVerdict, "NO VERDICT: QEMU missing"},
+		{"kernel problems", func() *Result { r := result(pass); r.KernelProblems = []string{oops}; return r }(), 1, 1, "FAIL: the kernel logged"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.res.ExitCodeAs(ExitCodesSmct); got != tc.smct {
+				t.Errorf("smct exit code %d, want %d", got, tc.smct)
+			}
+			if got := tc.res.ExitCodeAs(ExitCodesKselftest); got != tc.kselftest {
+				t.Errorf("kselftest exit code %d, want %d", got, tc.kselftest)
+			}
+			if v := tc.res.Verdict(); !strings.HasPrefix(v, tc.verdictStartsWith) {
+				t.Errorf("verdict %q, want it to start with %q", v, tc.verdictStartsWith)
+			}
+		})
+	}
+}
+
+// TestRequire: a run that requires stackmap fails on its UNSUPPORTED
+// stackmap specs, names why, and leaves the baseline's alone.
+func TestRequire(t *testing.T) {
+	stackmapSkip := unsupported
+	stackmapSkip.Labels, stackmapSkip.FeatureAbsent = []string{contract.LabelStackmap, "SM-BIN-01"}, true
+	profileSkip := Spec{Name: "default.SM-INIT-01", Boot: "default", Text: "stackmap init [SM-INIT-01] ...", IDs: []string{"SM-INIT-01"},
+		Labels: []string{contract.LabelStackmap, "SM-INIT-01"}, Class: contract.Unsupported, Message: "SM-INIT-01 belongs to the v4 profile only"}
+	notMade := stackmapSkip // a boot not made: the default boot's reason
+	notMade.Name, notMade.Boot, notMade.IDs = "bits-12.SM-BOOT-02", "bits-12", []string{"SM-BOOT-02"}
+	notMade.Message += SeenInDefaultBoot + "; boot bits-12 not made)"
+	baselineSkip := unsupported
+	baselineSkip.Name, baselineSkip.Labels = "default.BASE-BOOTOPT-01", []string{contract.LabelBaseline}
+	for _, tc := range []struct {
+		name     string
+		required bool
+		specs    []Spec
+		code     int
+		verdict  string
+		closing  string
+		ktap     string // the second spec's KTAP line
+	}{
+		{"required and absent", true, []Spec{pass, stackmapSkip, notMade}, 1,
+			"FAIL: 2 stackmap specs UNSUPPORTED, and this run requires stackmap (REQUIRE=stackmap): kernel has no stackmap feature (no options/stackmap, no stack_map)",
+			"1 passed, 2 failed, 0 skipped", "not ok 2 default.SM-BIN-01\n"},
+		{"not required", false, []Spec{pass, stackmapSkip}, 0, "ok", "1 passed, 0 failed, 1 skipped", "ok 2 default.SM-BIN-01 # SKIP "},
+		{"required, another profile's skip stays", true, []Spec{pass, profileSkip}, 0, "ok", "1 passed, 0 failed, 1 skipped", "ok 2 default.SM-INIT-01 # SKIP "},
+		{"required, baseline skip stays", true, []Spec{pass, baselineSkip}, 0, "ok", "1 passed, 0 failed, 1 skipped", "ok 2 default.BASE-BOOTOPT-01 # SKIP "},
+		{"required and a real failure too", true, []Spec{fail, stackmapSkip}, 1,
+			"FAIL: 1 specs failed, and 1 stackmap specs UNSUPPORTED while this run requires stackmap (REQUIRE=stackmap): kernel has no stackmap feature (no options/stackmap, no stack_map)",
+			"0 passed, 2 failed, 0 skipped", "not ok 2 default.SM-BIN-01\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := result(tc.specs...)
+			res.Required, res.RequiredWhy = tc.required, "REQUIRE=stackmap"
+			if tc.required {
+				res.Summary.Require(contract.LabelStackmap, res.RequiredWhy)
+			}
+			if got := res.ExitCode(); got != tc.code {
+				t.Errorf("exit code %d, want %d", got, tc.code)
+			}
+			if got := res.Verdict(); got != tc.verdict {
+				t.Errorf("verdict %q, want %q", got, tc.verdict)
+			}
+			if got := res.Summary.ClosingLine(); got != tc.closing {
+				t.Errorf("closing line %q, want %q", got, tc.closing)
+			}
+			n, ids := "1 requirements are", "SM-BIN-01"
+			if tc.name == "required and absent" {
+				n, ids = "2 requirements are", "SM-BIN-01 SM-BOOT-02"
+			}
+			if ev := Evidence(res); tc.code == 1 && tc.required && (!strings.Contains(ev, "FAIL stackmap is required (REQUIRE=stackmap), but "+n) ||
+				!strings.Contains(ev, "UNSUPPORTED:\n    kernel has no stackmap feature (no options/stackmap, no stack_map)\n    "+ids+"\n")) {
+				t.Errorf("evidence does not group the required specs:\n%s", ev)
+			}
+			if !strings.Contains(KTAP(res), tc.ktap) {
+				t.Errorf("KTAP lacks %q:\n%s", tc.ktap, KTAP(res))
+			}
+		})
+	}
+}
+
+func TestKernelLogs(t *testing.T) {
+	res := result(pass)
+	res.KernelProblems = []string{
+		"boot default: WARNING: CPU: 0 PID: 1 at kernel/trace/trace_stackmap.c:88 stackmap_reset+0x44/0x90",
+		"boot default: BUG: KASAN: slab-out-of-bounds in stackmap_insert+0x1c/0x80",
+		"boot stress: rcu: INFO: rcu_sched self-detected stall on CPU",
+		"INFO: task kworker/0:1:12 blocked for more than 120 seconds.",
+	}
+	got := res.KernelLogs()
+	want := []KernelLog{
+		{"default", []string{"WARNING: CPU: 0 PID: 1 at kernel/trace/trace_stackmap.c:88 stackmap_reset+0x44/0x90", "BUG: KASAN: slab-out-of-bounds in stackmap_insert+0x1c/0x80"}},
+		{"stress", []string{"rcu: INFO: rcu_sched self-detected stall on CPU"}},
+		{"default", []string{"INFO: task kworker/0:1:12 blocked for more than 120 seconds."}},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("KernelLogs() = %v, want %v", got, want)
+	}
+	if c := res.ClosingLine(); c != "1 passed, 3 failed, 0 skipped" {
+		t.Errorf("closing line %q: each boot's kernel log that shows problems is a failure", c)
+	}
+}
