@@ -113,6 +113,14 @@ func JUnit(res *Result) ([]byte, error) {
 			Failure: &junitProblem{Message: Plain(l.Lines[0]), Type: "KERNEL", Text: Plain(strings.Join(l.Lines, "\n"))}})
 		suite.Failures++
 	}
+	if d := res.Decoder; d != nil {
+		c := junitCase{Name: "decoder", Classname: o.Arch + ".default", Time: "0"}
+		if !d.Agrees() {
+			c.Failure = &junitProblem{Message: Plain(d.Problems[0]), Type: "FAIL", Text: Plain(strings.Join(d.Problems, "\n"))}
+			suite.Failures++
+		}
+		suite.Cases = append(suite.Cases, c)
+	}
 	var errs string
 	for _, p := range res.Summary.SuiteProblems {
 		errs += "SUITE: " + p + "\n"

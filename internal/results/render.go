@@ -209,6 +209,9 @@ func KTAP(res *Result) string {
 	}
 	logs := res.KernelLogs()
 	plan += len(logs)
+	if res.Decoder != nil {
+		plan++
+	}
 	fmt.Fprintf(&b, "1..%d\n", plan)
 	for _, h := range header(res) {
 		if h[1] != "" {
@@ -274,6 +277,20 @@ func KTAP(res *Result) string {
 		fmt.Fprintf(&b, "not ok %d %s\n", n, KernelLogTest(l.Boot))
 	}
 	pass, fail, skip := s.Count(contract.Pass), s.Count(contract.Fail)+len(logs), s.Count(contract.Unsupported)
+	if d := res.Decoder; d != nil {
+		n++
+		diag(&b, "", "the tree's "+dumpcheck.Tool+" reads the stack_map_bin the kernel wrote as the suite does")
+		for _, p := range d.Problems {
+			diag(&b, "", p)
+		}
+		if d.Agrees() {
+			fmt.Fprintf(&b, "ok %d %s\n", n, DecoderTest)
+			pass++
+		} else {
+			fmt.Fprintf(&b, "not ok %d %s\n", n, DecoderTest)
+			fail++
+		}
+	}
 	if o.FtraceDir != "" {
 		if ftraceSubtest(&b, n+1, res) {
 			pass++

@@ -114,8 +114,17 @@ func KernelLogTest(boot string) string { return boot + ".kernel-log" }
 // each boot whose kernel logged problems.
 func (r *Result) Totals() (passed, failed, skipped int) {
 	p, f, k := r.Summary.Totals()
+	if d := r.Decoder; d != nil && d.Agrees() {
+		p++
+	} else if d != nil {
+		f++
+	}
 	return p, f + len(r.KernelLogs()), k
 }
+
+// DecoderTest names the test of the tree's own decoder, which reads the
+// export the default boot captured.
+const DecoderTest = "default.decoder"
 
 // ClosingLine is the last line of the run.
 func (r *Result) ClosingLine() string {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/dumpcheck"
 )
 
 func TestExitCodes(t *testing.T) {
@@ -121,5 +122,33 @@ func TestKernelLogs(t *testing.T) {
 	}
 	if c := res.ClosingLine(); c != "1 passed, 3 failed, 0 skipped" {
 		t.Errorf("closing line %q: each boot's kernel log that shows problems is a failure", c)
+	}
+}
+
+// The tree's decoder is a test of its own: passed when it reads the
+// export as the suite does, failed (and the run with it) when not.
+func TestDecoderIsATest(t *testing.T) {
+	res := result(pass)
+	res.Decoder = &dumpcheck.Check{Tool: "tools/tracing/stackmap_dump.py", Stacks: 12}
+	if c, code := res.ClosingLine(), res.ExitCode(); c != "2 passed, 0 failed, 0 skipped" || code != 0 {
+		t.Errorf("an agreeing decoder: %q, exit %d", c, code)
+	}
+	if k := KTAP(res); !strings.Contains(k, "1..2\n") || !strings.Contains(k, "ok 2 default.decoder\n") {
+		t.Errorf("KTAP of an agreeing decoder:\n%s", k)
+	}
+	res.Decoder.Problems = []string{"the decoder failed on the kernel's export (exit status 1): ValueError: Bad magic: 0x46534d42 (neither LE nor BE)"}
+	if c, code := res.ClosingLine(), res.ExitCode(); c != "1 passed, 1 failed, 0 skipped" || code != 1 {
+		t.Errorf("a disagreeing decoder: %q, exit %d", c, code)
+	}
+	if v := res.Verdict(); !strings.Contains(v, "stackmap_dump.py disagrees") {
+		t.Errorf("verdict %q does not name the decoder", v)
+	}
+	k := KTAP(res)
+	if !strings.Contains(k, "# the decoder failed on the kernel's export") || !strings.Contains(k, "not ok 2 default.decoder\n") {
+		t.Errorf("KTAP of a disagreeing decoder:\n%s", k)
+	}
+	j, err := JUnit(res)
+	if err != nil || !strings.Contains(string(j), `<testcase name="decoder" classname="x86_64.default"`) || !strings.Contains(string(j), `failures="1"`) {
+		t.Errorf("JUnit of a disagreeing decoder (%v):\n%s", err, j)
 	}
 }

@@ -280,9 +280,10 @@ func (w *Walk) KTAP() string {
 	b.WriteString("KTAP version 1\n")
 	fmt.Fprintf(&b, "1..%d\n", n+1)
 	for k := 0; k <= n; k++ {
-		b.WriteString("    KTAP version 1\n")
-		fmt.Fprintf(&b, "    # Subtest: patch-%d\n", k)
-		fmt.Fprintf(&b, "    # %d/%d %s\n", k, n, subjectOf(w.Series, k))
+		// Nested two spaces deep, as ktap.rst nests a subtest.
+		b.WriteString("  KTAP version 1\n")
+		fmt.Fprintf(&b, "  # Subtest: patch-%d\n", k)
+		fmt.Fprintf(&b, "  # %d/%d %s\n", k, n, subjectOf(w.Series, k))
 		var lines []string
 		failed := false
 		for _, arch := range w.Arches {
@@ -331,9 +332,9 @@ func (w *Walk) KTAP() string {
 				}
 			}
 		}
-		fmt.Fprintf(&b, "    1..%d\n", len(lines))
+		fmt.Fprintf(&b, "  1..%d\n", len(lines))
 		for _, l := range lines {
-			b.WriteString("    " + l + "\n")
+			b.WriteString("  " + l + "\n")
 		}
 		res := "ok"
 		for _, arch := range w.Arches {

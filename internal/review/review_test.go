@@ -125,7 +125,7 @@ func TestTableMarksWhatEachPatchChanged(t *testing.T) {
 		}
 	}
 	ktap := w.KTAP()
-	for _, want := range []string{"KTAP version 1\n1..3\n", "    # Subtest: patch-1\n", "    not ok 4 x86_64.SM-BIN-01\n", "not ok 2 patch-1\n", "ok 3 patch-2\n", "ok 5 x86_64.SM-NODE-01 # SKIP UNSUPPORTED"} {
+	for _, want := range []string{"KTAP version 1\n1..3\n", "  # Subtest: patch-1\n", "  not ok 4 x86_64.SM-BIN-01\n", "not ok 2 patch-1\n", "ok 3 patch-2\n", "ok 5 x86_64.SM-NODE-01 # SKIP UNSUPPORTED"} {
 		if !strings.Contains(ktap, want) {
 			t.Errorf("KTAP lacks %q:\n%s", want, ktap)
 		}
@@ -162,5 +162,13 @@ func TestReadSeriesFromARange(t *testing.T) {
 	}
 	if _, err := ReadSeries("nosuch", dir, ""); err == nil || !strings.Contains(err.Error(), "want a git range") {
 		t.Errorf("a series that is nothing: %v", err)
+	}
+}
+
+// A series that never brings the feature is not a conforming one.
+func TestASeriesWithoutTheFeatureFails(t *testing.T) {
+	w := walkOf(classes("SM-NODE-01", "UNSUPPORTED"), classes("SM-NODE-01", "UNSUPPORTED"))
+	if w.ExitCode() != 1 || !strings.Contains(strings.Join(w.Steps["x86_64"][1].Problems, ";"), "no stackmap feature") {
+		t.Errorf("exit %d, problems %q", w.ExitCode(), w.Steps["x86_64"][1].Problems)
 	}
 }

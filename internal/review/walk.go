@@ -129,6 +129,9 @@ func subjectOf(s Series, k int) string {
 func (w Walker) step(ctx context.Context, st *Step, src, resultsDir string) error {
 	o := w.Options
 	o.Arch, o.Tree, o.Kernel, o.Image = st.Arch, src, "", ""
+	// The feature is absent before the series brings it: the walk, not
+	// each run, judges where it must be (judge).
+	o.Require = results.RequireNone
 	o.ResultsDir = resultsDir
 	start := time.Now()
 	res, err := qemutest.Run(ctx, o)
@@ -226,6 +229,30 @@ func judge(steps []*Step, n int) {
 			}
 		}
 	}
+	// The whole series must bring the feature, as REQUIRE=stackmap asks of
+	// a single run.
+	last := steps[len(steps)-1]
+	if last.Classes != nil && n > 0 {
+		absent := 0
+		for id, c := range last.Classes {
+			if strings.HasPrefix(id, "SM-") && c == contract.Unsupported {
+				absent++
+			}
+		}
+		if absent > 0 && absent == countSM(last.Classes) {
+			last.Problems = append(last.Problems, fmt.Sprintf("the whole series (%d/%d) has no stackmap feature: every SM- requirement is UNSUPPORTED", n, n))
+		}
+	}
+}
+
+func countSM(m map[string]contract.Class) int {
+	n := 0
+	for id := range m {
+		if strings.HasPrefix(id, "SM-") {
+			n++
+		}
+	}
+	return n
 }
 
 // ExitCode is the walk's exit status, by qemu-test's rules: 1 when a
