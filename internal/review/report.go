@@ -153,6 +153,12 @@ func (w *Walk) Text() string {
 		row("build", func(k int) string { return stepBuild(steps[k]) })
 		row("boot", func(k int) string { return stepBoot(steps[k]) })
 		row("time", func(k int) string { return steps[k].Wall.Round(time.Second).String() })
+		row("warnings", func(k int) string {
+			if k == 0 || steps[k].Cached || steps[k].Build == "" || stepBuild(steps[k]) == "-" {
+				return "-"
+			}
+			return fmt.Sprint(len(steps[k].Warnings))
+		})
 		if w.hasDecoder(arch) {
 			row("decoder", func(k int) string { return orDash(steps[k].Decoder) })
 		}
@@ -167,6 +173,9 @@ func (w *Walk) Text() string {
 	}
 	if p := w.problems(); p != "" {
 		b.WriteString("\nProblems:\n" + p)
+	}
+	if ws := w.warnings(); ws != "" {
+		b.WriteString("\nCompiler warnings in the files each patch touches:\n" + ws)
 	}
 	fmt.Fprintf(&b, "\nWalk: %s, %s\n", w.Verdict(), w.Wall.Round(time.Second))
 	return b.String()
@@ -233,6 +242,18 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+func (w *Walk) warnings() string {
+	var b strings.Builder
+	for _, arch := range w.Arches {
+		for _, st := range w.Steps[arch] {
+			for _, l := range st.Warnings {
+				fmt.Fprintf(&b, "  %d/%d %s: %s\n", st.K, len(w.Series.Patches), arch, clip(l, 64))
+			}
+		}
+	}
+	return b.String()
 }
 
 // Verdict is the walk's in a word or three.
@@ -379,6 +400,9 @@ func (w *Walk) Evidence(k int) string {
 		b.WriteString("\n")
 		for _, p := range st.Problems {
 			fmt.Fprintf(&b, "  problem: %s\n", p)
+		}
+		for _, l := range st.Warnings {
+			fmt.Fprintf(&b, "  compiler warning: %s\n", l)
 		}
 		if st.Infra != "" {
 			fmt.Fprintf(&b, "  no verdict: %s\n", st.Infra)

@@ -172,3 +172,27 @@ func TestASeriesWithoutTheFeatureFails(t *testing.T) {
 		t.Errorf("exit %d, problems %q", w.ExitCode(), w.Steps["x86_64"][1].Problems)
 	}
 }
+
+// A patch is shown the compiler's warnings in the files it touches, not
+// those of the rest of the tree.
+func TestWarningsInTheFilesAPatchTouches(t *testing.T) {
+	dir := t.TempDir()
+	src := "/cache/review/src"
+	log := filepath.Join(dir, "build.log")
+	os.WriteFile(log, []byte(strings.Join([]string{
+		"  CC      kernel/trace/trace_stackmap.o",
+		src + "/kernel/trace/trace_stackmap.c:120:7: warning: unused variable 'n' [-Wunused-variable]",
+		src + "/kernel/trace/trace_stackmap.c:120:7: warning: unused variable 'n' [-Wunused-variable]",
+		"../../review/src/kernel/sched/core.c:10:1: warning: not this patch's",
+		"kernel/trace/trace.c:5:2: warning: a relative path [-Wfoo]",
+	}, "\n")), 0o644)
+	p := Patch{Mbox: []byte("diff --git a/kernel/trace/trace_stackmap.c b/kernel/trace/trace_stackmap.c\n+x\ndiff --git a/kernel/trace/trace.c b/kernel/trace/trace.c\n")}
+	got := warningsIn(log, src, touched(p))
+	want := []string{
+		"kernel/trace/trace_stackmap.c:120:7: warning: unused variable 'n' [-Wunused-variable]",
+		"kernel/trace/trace.c:5:2: warning: a relative path [-Wfoo]",
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("warnings %q, want %q", got, want)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -32,6 +33,9 @@ type Step struct {
 	Classes map[string]contract.Class // per requirement: the worst of its specs
 	Uname   string                    // the guest's uname
 	Decoder string                    // the tree's stack_map_bin decoder against the kernel: "agrees", "DIFFERS" or ""
+	// Warnings are the compiler's warnings in the files the patch touches,
+	// when its prefix was built here (not found in the cache).
+	Warnings []string
 	// Problems are why this prefix fails the walk: a build or boot that
 	// failed, failing specs, a BASE- requirement or the feature lost.
 	Problems []string
@@ -101,6 +105,9 @@ func (w Walker) Walk(ctx context.Context, s Series, tree, dir string) (*Walk, er
 			w.logf("%s %d/%d %s", arch, k, n, subjectOf(s, k))
 			if err := w.step(ctx, st, src, filepath.Join(dir, fmt.Sprintf("%s-%dof%d", arch, k, n))); err != nil {
 				return walk, err
+			}
+			if k > 0 && st.Build != "" && !st.Cached {
+				st.Warnings = warningsIn(kbuild.LocalBuildLog(w.Options.CacheDir, src, arch), src, touched(s.Patches[k-1]))
 			}
 		}
 	}
@@ -270,6 +277,46 @@ func (w *Walk) ExitCode() int {
 		}
 	}
 	return code
+}
+
+var diffHeader = regexp.MustCompile(`(?m)^diff --git a/(\S+) b/(\S+)$`)
+
+// touched are the files a patch changes.
+func touched(p Patch) map[string]bool {
+	files := map[string]bool{}
+	for _, m := range diffHeader.FindAllStringSubmatch(string(p.Mbox), -1) {
+		files[m[1]], files[m[2]] = true, true
+	}
+	return files
+}
+
+var warningLine = regexp.MustCompile(`^(\S+?):\d+:\d+: warning: `)
+
+// warningsIn are the compiler's warning lines of a build log that are in
+// the files given (paths relative to src), each once.
+func warningsIn(log, src string, files map[string]bool) []string {
+	data, err := os.ReadFile(log)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range strings.Split(string(data), "\n") {
+		m := warningLine.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		file := m[1]
+		if i := strings.Index(file, src+"/"); i >= 0 {
+			file = file[i+len(src)+1:]
+		}
+		file = strings.TrimPrefix(filepath.Clean(file), "./")
+		if rel := strings.TrimPrefix(l, m[1]); files[file] && !seen[l] {
+			seen[l] = true
+			out = append(out, file+rel)
+		}
+	}
+	return out
 }
 
 // checkoutBase makes src, the walk's own repository, hold commit of tree,

@@ -115,8 +115,7 @@ func (t LocalTree) Build() (*Result, TreeState, error) {
 	if err != nil {
 		return nil, state, err
 	}
-	dirSum := sha256.Sum256([]byte(t.Dir))
-	work := filepath.Join(t.CacheDir, "treebuild", "local-"+hex.EncodeToString(dirSum[:6])+"-"+t.Arch)
+	work := localWork(t.CacheDir, t.Dir, t.Arch)
 	release, err := buildlock.Hold(work+".lock", "the "+t.Arch+" kernel of "+t.Dir, t.Progress.Always())
 	if err != nil {
 		return nil, state, err
@@ -171,6 +170,18 @@ func (t LocalTree) Build() (*Result, TreeState, error) {
 }
 
 var featureSymbol = regexp.MustCompile(`(?m)^config FTRACE_STACKMAP\s*$`)
+
+// localWork is the directory of a tree's builds for arch: one per tree.
+func localWork(cache, dir, arch string) string {
+	sum := sha256.Sum256([]byte(dir))
+	return filepath.Join(cache, "treebuild", "local-"+hex.EncodeToString(sum[:6])+"-"+arch)
+}
+
+// LocalBuildLog is make's output of the last build of the tree at dir for
+// arch, if it was built here.
+func LocalBuildLog(cache, dir, arch string) string {
+	return filepath.Join(localWork(cache, dir, arch), "build.log")
+}
 
 // ReadTree reads what the tree at dir holds now, without changing it.
 func ReadTree(dir string) (TreeState, error) {
