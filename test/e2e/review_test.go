@@ -3,12 +3,15 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // cacheDir is smct's cache, where the fixtures below are kept between runs.
@@ -150,6 +153,38 @@ func TestReviewWalksTheReferenceSeries(t *testing.T) {
 	r := qemuTest(t, "-arch", "x86_64", "-tree", src, "-labels", "SM-NODE-01")
 	if r.code != 0 || !strings.Contains(r.stdout, "cached build") || !strings.Contains(r.stdout, "clean)") {
 		t.Fatalf("TREE= on the walked tree: exit %d, want 0 from a cached build of a clean tree", r.code)
+	}
+
+	// Two runs of a tree changed since: both need its build at once. One
+	// builds, the other waits for the build lock and finds the kernel.
+	file := filepath.Join(src, "kernel", "trace", "trace_output.c")
+	orig, _ := os.ReadFile(file)
+	defer os.WriteFile(file, orig, 0o644)
+	os.WriteFile(file, append([]byte(fmt.Sprintf("/* changed by the e2e test at %d */\n", time.Now().UnixNano())), orig...), 0o644)
+	var wg sync.WaitGroup
+	outs := make([]runOut, 2)
+	for i := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var err error
+			if outs[i], err = runQemuTest(t, "-arch", "x86_64", "-tree", src, "-labels", "SM-NODE-01"); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	built := 0
+	for i, r := range outs {
+		if r.code != 0 || r.last != "1 passed, 0 failed, 0 skipped" || !strings.Contains(r.stdout, "with uncommitted changes") {
+			t.Errorf("run %d at once: exit %d, last line %q; want 1 passed on the changed tree", i, r.code, r.last)
+		}
+		if strings.Contains(r.stdout, "(built, inputs") {
+			built++
+		}
+	}
+	if built != 1 {
+		t.Errorf("%d of the two runs built the kernel, want one (the other finds it cached)", built)
 	}
 }
 
