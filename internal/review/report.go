@@ -218,10 +218,10 @@ func (w *Walk) problems() string {
 	for _, arch := range w.Arches {
 		for _, st := range w.Steps[arch] {
 			for _, p := range st.Problems {
-				fmt.Fprintf(&b, "  %d/%d %s: %s\n", st.K, len(w.Series.Patches), arch, clip(p, 64))
+				b.WriteString(wrapText(fmt.Sprintf("  %d/%d %s: ", st.K, len(w.Series.Patches), arch), "      ", p))
 			}
 			if st.Infra != "" {
-				fmt.Fprintf(&b, "  %d/%d %s: no verdict: %s\n", st.K, len(w.Series.Patches), arch, clip(st.Infra, 54))
+				b.WriteString(wrapText(fmt.Sprintf("  %d/%d %s: no verdict: ", st.K, len(w.Series.Patches), arch), "      ", st.Infra))
 			}
 		}
 	}
@@ -249,7 +249,7 @@ func (w *Walk) warnings() string {
 	for _, arch := range w.Arches {
 		for _, st := range w.Steps[arch] {
 			for _, l := range st.Warnings {
-				fmt.Fprintf(&b, "  %d/%d %s: %s\n", st.K, len(w.Series.Patches), arch, clip(l, 64))
+				b.WriteString(wrapText(fmt.Sprintf("  %d/%d %s: ", st.K, len(w.Series.Patches), arch), "      ", l))
 			}
 		}
 	}
@@ -281,6 +281,22 @@ func wrapList(head string, items []string) string {
 			line = indent
 		}
 		line += it + " "
+	}
+	b.WriteString(strings.TrimRight(line, " ") + "\n")
+	return b.String()
+}
+
+// wrapText writes first and the words of text, wrapped at 78 columns,
+// the lines after the first starting with indent.
+func wrapText(first, indent, text string) string {
+	var b strings.Builder
+	line := first
+	for _, word := range strings.Fields(text) {
+		if len(line)+len(word) > 78 && strings.TrimSpace(line) != strings.TrimSpace(first) && line != indent {
+			b.WriteString(strings.TrimRight(line, " ") + "\n")
+			line = indent
+		}
+		line += word + " "
 	}
 	b.WriteString(strings.TrimRight(line, " ") + "\n")
 	return b.String()
@@ -389,23 +405,23 @@ func (w *Walk) Evidence(k int) string {
 	fmt.Fprintf(&b, "[PATCH %d/%d] %s\n\n", k, n, w.Series.Patches[k-1].Subject)
 	for _, arch := range w.Arches {
 		st := w.Steps[arch][k]
-		fmt.Fprintf(&b, "%s: build %s, boot %s, verdict %s", arch, stepBuild(st), stepBoot(st), stepVerdict(st))
+		line := fmt.Sprintf("build %s, boot %s, verdict %s", stepBuild(st), stepBoot(st), stepVerdict(st))
 		if st.Classes != nil {
 			counts := map[contract.Class]int{}
 			for _, c := range st.Classes {
 				counts[c]++
 			}
-			fmt.Fprintf(&b, " (%d PASS, %d FAIL, %d UNSUPPORTED, %d UNRESOLVED requirements)", counts[contract.Pass], counts[contract.Fail], counts[contract.Unsupported], counts[contract.Unresolved])
+			line += fmt.Sprintf(" (requirements: %d PASS, %d FAIL, %d UNSUPPORTED, %d UNRESOLVED)", counts[contract.Pass], counts[contract.Fail], counts[contract.Unsupported], counts[contract.Unresolved])
 		}
-		b.WriteString("\n")
+		b.WriteString(wrapText(arch+": ", "  ", line))
 		for _, p := range st.Problems {
-			fmt.Fprintf(&b, "  problem: %s\n", p)
+			b.WriteString(wrapText("  problem: ", "    ", p))
 		}
 		for _, l := range st.Warnings {
-			fmt.Fprintf(&b, "  compiler warning: %s\n", l)
+			b.WriteString(wrapText("  compiler warning: ", "    ", l))
 		}
 		if st.Infra != "" {
-			fmt.Fprintf(&b, "  no verdict: %s\n", st.Infra)
+			b.WriteString(wrapText("  no verdict: ", "    ", st.Infra))
 		}
 	}
 	var changed []string

@@ -94,6 +94,14 @@ func TestJudgeBlamesThePatchThatBrokeSomething(t *testing.T) {
 	if w.ExitCode() != 1 {
 		t.Errorf("exit %d, want 1", w.ExitCode())
 	}
+	steps[2].Problems = append(steps[2].Problems, strings.Repeat("a long reason ", 12))
+	for _, text := range []string{w.Text(), w.Evidence(0), w.Evidence(2), w.Evidence(3)} {
+		for i, l := range strings.Split(text, "\n") {
+			if len(l) > 80 {
+				t.Errorf("line %d is %d columns: %q", i+1, len(l), l)
+			}
+		}
+	}
 	clean := walkOf(classes("SM-NODE-01", "UNSUPPORTED"), classes("SM-NODE-01", "PASS"))
 	if clean.ExitCode() != 0 {
 		t.Errorf("a clean walk: exit %d, problems %q", clean.ExitCode(), clean.Steps["x86_64"][1].Problems)
