@@ -10,9 +10,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/onsi/ginkgo/v2/types"
+
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
+	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/internal/review"
 )
 
@@ -53,6 +56,10 @@ func reviewMain(args []string, stdout, stderr io.Writer) int {
 	}
 	if o.Profile != "v4" && o.Profile != "v3" {
 		return fail("-profile %q: want v4 or v3", o.Profile)
+	}
+	// Checked now, not once per prefix after its build.
+	if _, err := types.ParseLabelFilter(o.Labels); err != nil {
+		return fail("-labels %q: %s", o.Labels, results.OneLine(err.Error()))
 	}
 	// The user's own paths, from where they stand.
 	for _, p := range []*string{tree, series, against} {
