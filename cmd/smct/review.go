@@ -120,10 +120,9 @@ func reviewMain(args []string, stdout, stderr io.Writer) int {
 		cmp := review.Compare(done[1], done[0])
 		os.WriteFile(filepath.Join(dir, "versions.txt"), []byte(cmp), 0o644)
 		io.WriteString(stdout, "\n"+cmp)
-		code = max(code, done[1].ExitCode())
-		if done[0].ExitCode() == 1 || done[1].ExitCode() == 1 {
-			code = 1
-		}
+		// The other version is what the series is compared with: its own
+		// failures are expected, and its walk has its table and status.
+		fmt.Fprintf(stdout, "%s: walk %s (its table: %s)\n", read[1].Name, done[1].Verdict(), filepath.Join(dir, "against", "series.txt"))
 	}
 	fmt.Fprintf(stdout, "results: %s\n", dir)
 	p, f, s := done[0].Counts()

@@ -501,8 +501,8 @@ func Compare(old, cur *Walk) string {
 			continue
 		}
 		last, lastOld := c[len(c)-1], o[len(o)-1]
-		fmt.Fprintf(&b, "\n%-16s %-8s %-8s\n", arch, "before", "after")
-		fmt.Fprintf(&b, "%-16s %-8s %-8s\n", "verdict", stepVerdict(lastOld), stepVerdict(last))
+		fmt.Fprintf(&b, "\n%-16s %-8s %s\n", arch, "before", "after")
+		fmt.Fprintf(&b, "%-16s %-8s %s\n", "verdict", stepVerdict(lastOld), stepVerdict(last))
 		ids := map[string]contract.Class{}
 		for id, cl := range last.Classes {
 			ids[id] = cl
@@ -516,7 +516,7 @@ func Compare(old, cur *Walk) string {
 			if lastOld.Classes[id] != last.Classes[id] {
 				mark, changed = "  changed", changed+1
 			}
-			fmt.Fprintf(&b, "%-16s %-8s %-8s%s\n", id, short(lastOld.Classes[id]), short(last.Classes[id]), mark)
+			b.WriteString(strings.TrimRight(fmt.Sprintf("%-16s %-8s %-8s%s", id, short(lastOld.Classes[id]), short(last.Classes[id]), mark), " ") + "\n")
 		}
 		fmt.Fprintf(&b, "%d requirements changed on %s\n", changed, arch)
 	}
