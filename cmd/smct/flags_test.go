@@ -3,6 +3,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -19,9 +21,15 @@ func TestBadFlagValuesAreRefused(t *testing.T) {
 		{[]string{"-seed", "-3"}, "want a positive number"},
 	} {
 		var stdout, stderr strings.Builder
-		code := qemuTestMain(tc.args, &stdout, &stderr)
+		dir := t.TempDir()
+		code := qemuTestMain(append([]string{"-results", dir}, tc.args...), &stdout, &stderr)
 		if code != exitNoVerdict || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("qemu-test %v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr.String(), exitNoVerdict, tc.want)
+		}
+		// results/latest says so too, as for any run without a verdict.
+		verdict, err := os.ReadFile(filepath.Join(dir, "latest", "verdict.txt"))
+		if err != nil || !strings.HasPrefix(string(verdict), "NO VERDICT: ") || !strings.Contains(string(verdict), tc.want) {
+			t.Errorf("qemu-test %v: results/latest/verdict.txt %q (%v)", tc.args, verdict, err)
 		}
 	}
 }

@@ -39,16 +39,31 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	exitCodes := fs.String("exit-codes", results.ExitCodesSmct, "exit status convention: smct (0 ok, 1 failed, 2 no verdict) or kselftest (0 pass, 1 fail, 4 all skipped, 5 no verdict)")
 	echo := fs.Bool("console", false, "copy the guest console to stderr as it arrives")
 	shell := fs.Bool("shell", false, "boot to a shell in the guest instead of the suite, the terminal attached")
-	if err := fs.Parse(args); err != nil {
+	// refuse ends a run refused before it began; results/latest still
+	// points at a run directory that says why, as for any other refusal.
+	refuse := func(reason string) int {
+		fmt.Fprintf(stderr, "qemu-test: %s\n", reason)
+		if o.ModuleDir != "" || workplace(&o, io.Discard) {
+			if o.ResultsDir == "" {
+				o.ResultsDir = filepath.Join(o.ModuleDir, "results")
+			}
+			if res, err := qemutest.Refused(o, reason); err == nil {
+				fmt.Fprintf(stdout, "results: %s\n", res.Dir)
+			}
+		}
+		fmt.Fprintf(stdout, "NO VERDICT: %s\n0 passed, 0 failed, 0 skipped\n", reason)
 		return exitNoVerdict
+	}
+	if err := fs.Parse(args); err == flag.ErrHelp {
+		return 0
+	} else if err != nil {
+		return refuse(err.Error())
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "qemu-test: unexpected argument %q\n", fs.Arg(0))
-		return exitNoVerdict
+		return refuse(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
 	}
 	if *exitCodes != results.ExitCodesSmct && *exitCodes != results.ExitCodesKselftest {
-		fmt.Fprintf(stderr, "qemu-test: -exit-codes=%q: want smct or kselftest\n", *exitCodes)
-		return exitNoVerdict
+		return refuse(fmt.Sprintf("-exit-codes=%q: want smct or kselftest", *exitCodes))
 	}
 	o.BootArgs = strings.Fields(*bootArgs)
 	if o.FtraceDir != "" {

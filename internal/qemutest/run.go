@@ -240,6 +240,19 @@ func (o Options) start() (*results.Result, error) {
 	return res, nil
 }
 
+// Refused is the result of a run refused before it began (a flag smct
+// cannot use): a run directory, results/latest pointing at it, whose
+// reports say why.
+func Refused(o Options, reason string) (*results.Result, error) {
+	res, err := o.start()
+	if err != nil {
+		return nil, err
+	}
+	res.NoVerdict = reason
+	_, err = results.Write(res)
+	return res, err
+}
+
 // made is what one plan's boot brought back, before it is kept.
 type made struct {
 	plan    contract.BootPlan
