@@ -378,6 +378,10 @@ func (o Options) qemuTest(ctx context.Context, arch, tmp string) (*results.Resul
 // together runs every arch at once, as one command would, and returns the
 // time until the last verdict.
 func (o Options) together(ctx context.Context, tmp string) (time.Duration, error) {
+	if o.Base.Lanes == 0 {
+		// Runs side by side share the CPUs, as make matrix's cells do.
+		o.Base.Lanes = max(1, runtime.NumCPU()/len(o.Arches))
+	}
 	errs := make([]error, len(o.Arches))
 	var wg sync.WaitGroup
 	start := time.Now()
