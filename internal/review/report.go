@@ -183,7 +183,10 @@ func (w *Walk) Text() string {
 
 // changes lists, per patch and arch, the requirements it moved from one
 // class to another, grouped.
-func (w *Walk) changes() string {
+func (w *Walk) changes() string { return w.changesOf(-1) }
+
+// changesOf is changes for patch k alone (all patches when k < 0).
+func (w *Walk) changesOf(only int) string {
 	type key struct {
 		k        int
 		arch     string
@@ -192,6 +195,9 @@ func (w *Walk) changes() string {
 	groups := map[key][]string{}
 	var order []key
 	for _, t := range w.Transitions() {
+		if only >= 0 && t.K != only {
+			continue
+		}
 		kk := key{t.K, t.Arch, t.From, t.To}
 		if groups[kk] == nil {
 			order = append(order, kk)
@@ -424,19 +430,10 @@ func (w *Walk) Evidence(k int) string {
 			b.WriteString(wrapText("  no verdict: ", "    ", st.Infra))
 		}
 	}
-	var changed []string
-	for _, t := range w.Transitions() {
-		if t.K == k {
-			changed = append(changed, fmt.Sprintf("%s %s %s -> %s", t.Arch, t.ID, orNone(t.From), orNone(t.To)))
-		}
-	}
-	if len(changed) == 0 {
+	if ch := w.changesOf(k); ch == "" {
 		b.WriteString("This patch changes no requirement's result.\n")
 	} else {
-		b.WriteString("Changed by this patch:\n")
-		for _, c := range changed {
-			b.WriteString("  " + c + "\n")
-		}
+		b.WriteString("Changed by this patch:\n" + ch)
 	}
 	return b.String()
 }

@@ -138,7 +138,7 @@ func TestTableMarksWhatEachPatchChanged(t *testing.T) {
 			t.Errorf("KTAP lacks %q:\n%s", want, ktap)
 		}
 	}
-	if ev := w.Evidence(2); !strings.Contains(ev, "[PATCH 2/2] patch 2") || !strings.Contains(ev, "x86_64 SM-BIN-01 FAIL -> PASS") {
+	if ev := w.Evidence(2); !strings.Contains(ev, "[PATCH 2/2] patch 2") || !strings.Contains(ev, "2/2 x86_64: FAIL -> PASS: SM-BIN-01") {
 		t.Errorf("evidence of 2/2:\n%s", ev)
 	}
 }
