@@ -154,7 +154,8 @@ func (w Walker) step(ctx context.Context, st *Step, src, resultsDir string) erro
 	var died *qemutest.BootDied
 	switch {
 	case errors.As(err, &buildErr):
-		st.Build = buildErr.FirstError()
+		// Paths in the walk's own checkout read as the tree's.
+		st.Build = strings.ReplaceAll(buildErr.FirstError(), src+"/", "")
 		st.Problems = append(st.Problems, "does not build: "+st.Build)
 		return nil
 	case errors.As(err, &died):
