@@ -702,21 +702,28 @@ type selftestSetup struct {
 // selftestRecords fetches the pinned busybox for the arch and packs it with
 // the tree's selftests.
 func (o Options) selftestRecords() ([]cpio.Record, error) {
-	lock, err := images.Read(o.LockFile)
-	if err != nil {
-		return nil, err
-	}
-	tool, err := lock.Tool("busybox")
-	if err != nil {
-		return nil, err
-	}
-	step := o.step("busybox for ftracetest (%s)", o.Arch)
-	busybox, err := images.Fetch(tool, o.Arch, o.CacheDir, o.Progress)
-	step(err)
+	busybox, err := o.busybox()
 	if err != nil {
 		return nil, err
 	}
 	return initramfs.SelftestRecords(busybox, o.FtraceDir)
+}
+
+// busybox fetches (or finds cached) the busybox images.lock pins for the
+// arch: the guest's shell for ftracetest and SHELL=1.
+func (o Options) busybox() (string, error) {
+	lock, err := images.Read(o.LockFile)
+	if err != nil {
+		return "", err
+	}
+	tool, err := lock.Tool("busybox")
+	if err != nil {
+		return "", err
+	}
+	step := o.step("busybox (%s)", o.Arch)
+	busybox, err := images.Fetch(tool, o.Arch, o.CacheDir, o.Progress)
+	step(err)
+	return busybox, err
 }
 
 // readSelftests reads the verdicts the guest sent back from ftracetest; a

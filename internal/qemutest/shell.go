@@ -13,7 +13,6 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/initramfs"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
-	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
@@ -31,15 +30,7 @@ func Shell(ctx context.Context, o Options, stdin io.Reader, stdout, stderr io.Wr
 	if err != nil {
 		return res, err
 	}
-	lock, err := images.Read(o.LockFile)
-	if err != nil {
-		return r.res, err
-	}
-	tool, err := lock.Tool("busybox")
-	if err != nil {
-		return r.res, err
-	}
-	busybox, err := images.Fetch(tool, o.Arch, o.CacheDir, o.Progress)
+	busybox, err := o.busybox()
 	if err != nil {
 		return r.res, failed("fetching busybox for the shell", err)
 	}

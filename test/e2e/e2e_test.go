@@ -89,6 +89,25 @@ func runQemuTest(t *testing.T, args ...string) (runOut, error) {
 	return r, nil
 }
 
+// atOnce starts n runs of `smct qemu-test args...` at the same moment and
+// returns how each ended.
+func atOnce(t *testing.T, n int, args ...string) []runOut {
+	var wg sync.WaitGroup
+	outs := make([]runOut, n)
+	for i := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var err error
+			if outs[i], err = runQemuTest(t, args...); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	return outs
+}
+
 var closing = regexp.MustCompile(`^(\d+) passed, (\d+) failed, (\d+) skipped$`)
 
 func TestDebianKernelPassesBaselineAndLacksStackmap(t *testing.T) {
@@ -400,20 +419,7 @@ func TestTwoRunsAtOnceShareTheBuild(t *testing.T) {
 	for _, f := range []string{"initramfs.cpio.sources", "initramfs.cpio.key"} {
 		os.Remove(filepath.Join(rootDir, "build", "arm64", f))
 	}
-	var wg sync.WaitGroup
-	outs := make([]runOut, 2)
-	for i := range outs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var err error
-			if outs[i], err = runQemuTest(t, "-arch", "arm64", "-labels", "SM-NODE-01 || SM-NODE-02"); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
-	for i, r := range outs {
+	for i, r := range atOnce(t, 2, "-arch", "arm64", "-labels", "SM-NODE-01 || SM-NODE-02") {
 		if r.code != 0 || r.last != "2 passed, 0 failed, 0 skipped" {
 			t.Errorf("run %d: exit %d, last line %q; want 2 passed", i, r.code, r.last)
 		}

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -161,21 +160,8 @@ func TestReviewWalksTheReferenceSeries(t *testing.T) {
 	orig, _ := os.ReadFile(file)
 	defer os.WriteFile(file, orig, 0o644)
 	os.WriteFile(file, append([]byte(fmt.Sprintf("/* changed by the e2e test at %d */\n", time.Now().UnixNano())), orig...), 0o644)
-	var wg sync.WaitGroup
-	outs := make([]runOut, 2)
-	for i := range outs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var err error
-			if outs[i], err = runQemuTest(t, "-arch", "x86_64", "-tree", src, "-labels", "SM-NODE-01"); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
 	built := 0
-	for i, r := range outs {
+	for i, r := range atOnce(t, 2, "-arch", "x86_64", "-tree", src, "-labels", "SM-NODE-01") {
 		if r.code != 0 || r.last != "1 passed, 0 failed, 0 skipped" || !strings.Contains(r.stdout, "with uncommitted changes") {
 			t.Errorf("run %d at once: exit %d, last line %q; want 1 passed on the changed tree", i, r.code, r.last)
 		}
