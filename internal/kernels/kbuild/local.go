@@ -144,7 +144,7 @@ func (t LocalTree) Build() (*Result, TreeState, error) {
 	}
 	var absent []string
 	if !state.HasFeature {
-		t.Progress.Notef("note: %s defines no FTRACE_STACKMAP option (the series is not applied?): built without it, the stackmap specs will be UNSUPPORTED\n", t.Dir)
+		t.Progress.Notef("note: %s defines no FTRACE_STACKMAP option (the series is not applied?): built without it, the stackmap specs will find the feature absent (they fail the run unless REQUIRE=none)\n", t.Dir)
 		absent = append(absent, FeatureOption)
 	}
 	start := time.Now()
