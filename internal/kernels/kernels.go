@@ -46,20 +46,10 @@ type Kernel struct {
 
 // Resolve finds, fetches or builds the kernel, and checks it can boot.
 func Resolve(r Request) (*Kernel, error) {
-	var k *Kernel
-	if r.Tree != "" {
-		var err error
-		if k, err = r.buildTree(); err != nil {
-			return nil, err
-		}
-	} else {
-		path, source, entry, built, err := r.kernel()
-		if err != nil {
-			return nil, err
-		}
-		k = &Kernel{Path: path, Source: source, Entry: entry, Reference: built}
+	k, err := r.find()
+	if err != nil {
+		return nil, err
 	}
-	var err error
 	if k.SHA256, err = images.FileSHA256(k.Path); err != nil {
 		return nil, fmt.Errorf("hashing the kernel: %w", err)
 	}
@@ -72,6 +62,18 @@ func Resolve(r Request) (*Kernel, error) {
 		}
 	}
 	return k, nil
+}
+
+// find builds TREE=, or resolves KERNEL= or IMAGE=, to a kernel file.
+func (r Request) find() (*Kernel, error) {
+	if r.Tree != "" {
+		return r.buildTree()
+	}
+	path, source, entry, built, err := r.kernel()
+	if err != nil {
+		return nil, err
+	}
+	return &Kernel{Path: path, Source: source, Entry: entry, Reference: built}, nil
 }
 
 // step shows a step while it runs (on a terminal only); the returned func
