@@ -347,7 +347,7 @@ func (r *run) makeBoot(ctx context.Context, plan contract.BootPlan, sideBySide b
 		m.br.Skipped = results.NoSpecSelected
 		return m
 	}
-	if why := r.featureAbsent(); why != "" && plan.Name != "default" {
+	if why := r.absentFeature(); why != "" && plan.Name != "default" {
 		// Booting again cannot find a feature the default boot did not.
 		m.absent = why
 		return m
@@ -372,7 +372,8 @@ func (r *run) makeBoot(ctx context.Context, plan contract.BootPlan, sideBySide b
 	return m
 }
 
-func (r *run) featureAbsent() string {
+// absentFeature is why the default boot found no feature, once it has.
+func (r *run) absentFeature() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.noFeature
