@@ -106,11 +106,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	if o.Seed == 0 {
 		o.Seed = NewSeed()
 	}
-	res, err := o.start()
-	if err != nil {
-		return nil, err
-	}
-	r, err := o.prepare(ctx, res)
+	r, res, err := o.begin(ctx)
 	if err != nil {
 		return res, err
 	}
@@ -118,6 +114,17 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 		return r.res, err
 	}
 	return r.finish()
+}
+
+// begin makes the run's directory, then prepares what its boots need;
+// the result holds the directory even when preparing fails.
+func (o Options) begin(ctx context.Context) (*run, *results.Result, error) {
+	res, err := o.start()
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := o.prepare(ctx, res)
+	return r, res, err
 }
 
 // run is one run under way: what was prepared for its boots and what they

@@ -22,11 +22,7 @@ import (
 // returns when QEMU exits. The run directory keeps the initramfs and a
 // rerun.sh; there is no verdict.
 func Shell(ctx context.Context, o Options, stdin io.Reader, stdout, stderr io.Writer) (*results.Result, error) {
-	res, err := o.start()
-	if err != nil {
-		return nil, err
-	}
-	r, err := o.prepare(ctx, res)
+	r, res, err := o.begin(ctx)
 	if err != nil {
 		return res, err
 	}

@@ -154,7 +154,7 @@ func (w *Walk) Text() string {
 		row("boot", func(k int) string { return stepBoot(steps[k]) })
 		row("time", func(k int) string { return steps[k].Wall.Round(time.Second).String() })
 		row("warnings", func(k int) string {
-			if k == 0 || steps[k].Cached || steps[k].Build == "" || stepBuild(steps[k]) == "-" {
+			if k == 0 || !steps[k].built {
 				return "-"
 			}
 			return fmt.Sprint(len(steps[k].Warnings))
@@ -220,14 +220,23 @@ func orNone(c contract.Class) string {
 }
 
 func (w *Walk) problems() string {
+	return w.perStep(func(st *Step) []string {
+		lines := st.Problems
+		if st.Infra != "" {
+			lines = append(append([]string{}, lines...), "no verdict: "+st.Infra)
+		}
+		return lines
+	})
+}
+
+// perStep lists what lines gives for each step, headed by its prefix and
+// arch, wrapped.
+func (w *Walk) perStep(lines func(*Step) []string) string {
 	var b strings.Builder
 	for _, arch := range w.Arches {
 		for _, st := range w.Steps[arch] {
-			for _, p := range st.Problems {
-				b.WriteString(wrapText(fmt.Sprintf("  %d/%d %s: ", st.K, len(w.Series.Patches), arch), "      ", p))
-			}
-			if st.Infra != "" {
-				b.WriteString(wrapText(fmt.Sprintf("  %d/%d %s: no verdict: ", st.K, len(w.Series.Patches), arch), "      ", st.Infra))
+			for _, l := range lines(st) {
+				b.WriteString(wrapText(fmt.Sprintf("  %d/%d %s: ", st.K, len(w.Series.Patches), arch), "      ", l))
 			}
 		}
 	}
@@ -251,15 +260,7 @@ func orDash(s string) string {
 }
 
 func (w *Walk) warnings() string {
-	var b strings.Builder
-	for _, arch := range w.Arches {
-		for _, st := range w.Steps[arch] {
-			for _, l := range st.Warnings {
-				b.WriteString(wrapText(fmt.Sprintf("  %d/%d %s: ", st.K, len(w.Series.Patches), arch), "      ", l))
-			}
-		}
-	}
-	return b.String()
+	return w.perStep(func(st *Step) []string { return st.Warnings })
 }
 
 // Verdict is the walk's in a word or three.

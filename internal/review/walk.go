@@ -36,6 +36,7 @@ type Step struct {
 	// Warnings are the compiler's warnings in the files the patch touches,
 	// when its prefix was built here (not found in the cache).
 	Warnings []string
+	built    bool // make ran for this prefix: its build log is this prefix's
 	// Problems are why this prefix fails the walk: a build or boot that
 	// failed, failing specs, a BASE- requirement or the feature lost.
 	Problems []string
@@ -106,7 +107,7 @@ func (w Walker) Walk(ctx context.Context, s Series, tree, dir string) (*Walk, er
 			if err := w.step(ctx, st, src, filepath.Join(dir, fmt.Sprintf("%s-%dof%d", arch, k, n))); err != nil {
 				return walk, err
 			}
-			if k > 0 && st.Build != "" && !st.Cached {
+			if k > 0 && st.built {
 				st.Warnings = warningsIn(kbuild.LocalBuildLog(w.Options.CacheDir, src, arch), src, touched(s.Patches[k-1]))
 			}
 		}
@@ -146,6 +147,8 @@ func (w Walker) step(ctx context.Context, st *Step, src, resultsDir string) erro
 	if res != nil {
 		st.RunDir = res.Dir
 		st.Kernel = res.KernelTime
+		st.Cached = res.KernelCached
+		st.built = res.Kernel != "" && !res.KernelCached
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -156,6 +159,7 @@ func (w Walker) step(ctx context.Context, st *Step, src, resultsDir string) erro
 	case errors.As(err, &buildErr):
 		// Paths in the walk's own checkout read as the tree's.
 		st.Build = strings.ReplaceAll(buildErr.FirstError(), src+"/", "")
+		st.built = true
 		st.Problems = append(st.Problems, "does not build: "+st.Build)
 		return nil
 	case errors.As(err, &died):
@@ -164,12 +168,14 @@ func (w Walker) step(ctx context.Context, st *Step, src, resultsDir string) erro
 		st.Problems = append(st.Problems, "does not boot: "+st.Boot)
 		return nil
 	case err != nil:
-		st.Build = "ok"
+		st.Build = "not made: no verdict before the kernel was ready"
+		if res != nil && res.Kernel != "" {
+			st.Build = "ok"
+		}
 		st.Infra = results.OneLine(err.Error())
 		return nil
 	}
 	st.Build, st.Boot = "ok", "ok"
-	st.Cached = res.KernelCached
 	st.Uname = res.Summary.Kernel
 	st.Classes = map[string]contract.Class{}
 	for _, sp := range res.Summary.Specs {

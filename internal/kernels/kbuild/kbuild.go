@@ -146,20 +146,7 @@ func (b Builder) Build() (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum, err := images.FileSHA256(filepath.Join(out, a.Output))
-	if err != nil {
-		return nil, err
-	}
-	js, _ := json.MarshalIndent(struct {
-		Inputs
-		ImageSHA256 string `json:"image_sha256"`
-		BuildTime   string `json:"build_time"`
-	}{in, sum, time.Since(start).Round(time.Second).String()}, "", "  ")
-	image, err := b.Store(key, out, js)
-	if err != nil {
-		return nil, err
-	}
-	return &Result{Image: image, ImageSHA256: sum, Key: key}, nil
+	return b.keep(key, out, start, in)
 }
 
 // Cached returns the cached image of the build keyed key, and its hash,
@@ -172,6 +159,26 @@ func (b Builder) Cached(key string) (image, sum string, ok bool) {
 
 func (b Builder) cached(key string) string {
 	return filepath.Join(b.CacheDir, "kernels", b.Arch+"-"+key[:16], filepath.Base(arches[b.Arch].Output))
+}
+
+// keep stores the build finished in out under key, its inputs.json the
+// build's record with the image's hash and the build time added: one way
+// for every kind of build.
+func (b Builder) keep(key, out string, start time.Time, record any) (*Result, error) {
+	sum, err := images.FileSHA256(filepath.Join(out, arches[b.Arch].Output))
+	if err != nil {
+		return nil, err
+	}
+	fields := map[string]any{}
+	js, _ := json.Marshal(record)
+	json.Unmarshal(js, &fields)
+	fields["image_sha256"], fields["build_time"] = sum, time.Since(start).Round(time.Second).String()
+	info, _ := json.MarshalIndent(fields, "", "  ")
+	image, err := b.Store(key, out, info)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Image: image, ImageSHA256: sum, Key: key}, nil
 }
 
 // Store copies the build in out to the cache under key, with info as its

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -152,21 +151,11 @@ func (t LocalTree) Build() (*Result, TreeState, error) {
 	if err := kb.Make(work, t.Dir, out, filepath.Join(work, "build.log"), fragments, absent...); err != nil {
 		return nil, state, err
 	}
-	sum, err := images.FileSHA256(filepath.Join(out, a.Output))
-	if err != nil {
-		return nil, state, err
-	}
-	js, _ := json.MarshalIndent(struct {
+	res, err := kb.keep(key, out, start, struct {
 		LocalInputs
-		Tree        TreeState `json:"tree"`
-		ImageSHA256 string    `json:"image_sha256"`
-		BuildTime   string    `json:"build_time"`
-	}{in, state, sum, time.Since(start).Round(time.Second).String()}, "", "  ")
-	image, err := kb.Store(key, out, js)
-	if err != nil {
-		return nil, state, err
-	}
-	return &Result{Image: image, ImageSHA256: sum, Key: key}, state, nil
+		Tree TreeState `json:"tree"`
+	}{in, state})
+	return res, state, err
 }
 
 var featureSymbol = regexp.MustCompile(`(?m)^config FTRACE_STACKMAP\s*$`)

@@ -129,21 +129,10 @@ func (b TreeBuilder) Build() (*Result, error) {
 	if err := kb.Make(work, src, out, filepath.Join(work, "build.log"), Fragments(b.Entry, b.Arch, b.KernelDir)); err != nil {
 		return nil, err
 	}
-	sum, err := images.FileSHA256(filepath.Join(out, a.Output))
-	if err != nil {
-		return nil, err
-	}
-	js, _ := json.MarshalIndent(struct {
+	return kb.keep(key, out, start, struct {
 		TreeInputs
 		TreeSource
-		ImageSHA256 string `json:"image_sha256"`
-		BuildTime   string `json:"build_time"`
-	}{in, got, sum, time.Since(start).Round(time.Second).String()}, "", "  ")
-	image, err := kb.Store(key, out, js)
-	if err != nil {
-		return nil, err
-	}
-	return &Result{Image: image, ImageSHA256: sum, Key: key}, nil
+	}{in, got})
 }
 
 func (b TreeBuilder) inputs(a Arch) (TreeInputs, error) {
