@@ -27,12 +27,12 @@ var (
 	// captureDir receives copies of exports the host checks again with
 	// the kernel tree's own tools; nothing is kept when empty.
 	captureDir string
-	// workloadDelay slows every workload run, so a test of the suite can
-	// interrupt it while a spec has settings changed.
+	// workloadDelay is a wait before every workload run, so a test of the
+	// suite can interrupt a spec while it has settings changed.
 	workloadDelay time.Duration
 	// workload is the program a workload run execs: by default this binary,
-	// which exits at once (live mode has nothing else); the guest has a
-	// smaller one that starts faster.
+	// which exits at once (live mode has nothing else); the guest has one
+	// that does nothing else (initramfs.Workload) and starts far faster.
 	workload = selfExe
 )
 
@@ -40,7 +40,7 @@ var (
 func RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&profile, "smct.profile", contract.ProfileV4, "contract profile to check: v4 or v3")
 	fs.BoolVar(&force, "smct.force", false, "run even if tracefs is in use (a tracer, events or instances set up by someone else)")
-	fs.DurationVar(&workloadDelay, "smct.workload-delay", 0, "make each workload run take this long (for testing interruption)")
+	fs.DurationVar(&workloadDelay, "smct.workload-delay", 0, "wait this long before each workload run (for testing interruption)")
 	fs.StringVar(&workload, "smct.workload", selfExe, "program each workload run execs, which must exit 0 at once")
 	registerReportFlags(fs)
 	fs.StringVar(&captureDir, "smct.capture", "", "keep copies of stack_map and stack_map_bin, read together, in this directory")
@@ -167,21 +167,14 @@ func Set(t *TraceFS, node, value string) {
 }
 
 // The workload: the suite binary run again with this variable set exits at
-// once (or after the delay in workloadDelayEnv), making exactly one
-// sched_process_exec event with a known filename.
-const (
-	workloadEnv      = "SMCT_WORKLOAD"
-	workloadDelayEnv = "SMCT_WORKLOAD_DELAY"
-)
+// once, making exactly one sched_process_exec event with a known filename.
+const workloadEnv = "SMCT_WORKLOAD"
 
 // selfExe runs this binary as the workload.
 const selfExe = "/proc/self/exe"
 
 func init() {
 	if os.Getenv(workloadEnv) == "noop" {
-		if d, err := time.ParseDuration(os.Getenv(workloadDelayEnv)); err == nil {
-			time.Sleep(d)
-		}
 		os.Exit(0)
 	}
 }
@@ -192,8 +185,9 @@ func WorkloadFilename() string { return workload }
 // RunWorkload execs the workload n times, each exiting at once.
 func RunWorkload(n int) error {
 	for i := 0; i < n; i++ {
+		time.Sleep(workloadDelay)
 		cmd := exec.Command(workload)
-		cmd.Env = append(os.Environ(), workloadEnv+"=noop", workloadDelayEnv+"="+workloadDelay.String())
+		cmd.Env = append(os.Environ(), workloadEnv+"=noop")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("workload run %d (%s): %v: %s", i, workload, err, out)
 		}

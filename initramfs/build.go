@@ -76,7 +76,13 @@ func (b Builder) Build(ctx context.Context) (string, error) {
 	workloadBin := filepath.Join(b.OutDir, "workload")
 	var g errgroup.Group
 	g.Go(func() error { return b.goTool(ctx, goarch, "build", "-o", initBin, "./initramfs/init") })
-	g.Go(func() error { return b.goTool(ctx, goarch, "build", "-o", workloadBin, "./initramfs/workload") })
+	g.Go(func() error {
+		data, err := Workload(goarch)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(workloadBin, data, 0o755)
+	})
 	g.Go(func() error { return b.goTool(ctx, goarch, "test", "-c", "-o", suiteBin, "./suites") })
 	g.Go(func() error { return b.goTool(ctx, runtime.GOARCH, "test", "-c", "-o", b.HostSuite(), "./suites") })
 	if err := g.Wait(); err != nil {
