@@ -3,7 +3,7 @@
 // Package initramfs builds the guest's initramfs: the init (./initramfs/init)
 // and the compiled suite (./suites), cross-compiled with the Go toolchain and
 // written with u-root's cpio package. A run appends a small second archive
-// holding its RunConfig; the kernel unpacks concatenated archives in order.
+// holding its guest.RunConfig; the kernel unpacks concatenated archives in order.
 package initramfs
 
 import (
@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
 
@@ -104,7 +105,7 @@ func (b Builder) Build(ctx context.Context) (string, error) {
 		cpio.Directory("sys", 0o555),
 		cpio.Directory("tmp", 0o1777),
 	)
-	for _, f := range []struct{ src, dst string }{{initBin, InitPath}, {suiteBin, SuitePath}, {workloadBin, WorkloadPath}} {
+	for _, f := range []struct{ src, dst string }{{initBin, guest.InitPath}, {suiteBin, guest.SuitePath}, {workloadBin, guest.WorkloadPath}} {
 		data, err := os.ReadFile(f.src)
 		if err != nil {
 			return "", err
@@ -145,7 +146,7 @@ func (b Builder) Floor(ctx context.Context) (string, error) {
 		return "", err
 	}
 	out := filepath.Join(b.OutDir, "floor.cpio")
-	return out, writeArchive(out, append(consoleRecords(), cpio.StaticFile(strings.TrimPrefix(InitPath, "/"), string(data), 0o755)))
+	return out, writeArchive(out, append(consoleRecords(), cpio.StaticFile(strings.TrimPrefix(guest.InitPath, "/"), string(data), 0o755)))
 }
 
 // sourceFingerprint sums the name, size and modification time of every Go
@@ -191,7 +192,7 @@ func (b Builder) goTool(ctx context.Context, goarch string, args ...string) erro
 
 // WithRunConfig writes out = base followed by an archive holding cfg and
 // any extra files.
-func WithRunConfig(base, out string, cfg RunConfig, extra ...cpio.Record) error {
+func WithRunConfig(base, out string, cfg guest.RunConfig, extra ...cpio.Record) error {
 	js, err := json.Marshal(cfg)
 	if err != nil {
 		return err
@@ -210,7 +211,7 @@ func WithRunConfig(base, out string, cfg RunConfig, extra ...cpio.Record) error 
 		return err
 	}
 	w := cpio.Newc.Writer(dst)
-	records := append([]cpio.Record{cpio.StaticFile(strings.TrimPrefix(RunConfigPath, "/"), string(js), 0o644)}, extra...)
+	records := append([]cpio.Record{cpio.StaticFile(strings.TrimPrefix(guest.RunConfigPath, "/"), string(js), 0o644)}, extra...)
 	cpio.MakeAllReproducible(records)
 	if err := cpio.WriteRecordsAndDirs(w, records); err != nil {
 		dst.Close()

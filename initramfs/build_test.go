@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	"github.com/u-root/u-root/pkg/cpio"
 )
 
@@ -60,7 +61,7 @@ func TestWithRunConfigAppendsAnArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "run.cpio")
-	if err := WithRunConfig(base, out, RunConfig{Args: []string{"-ginkgo.v"}, TimeoutSeconds: 60}); err != nil {
+	if err := WithRunConfig(base, out, guest.RunConfig{Args: []string{"-ginkgo.v"}, TimeoutSeconds: 60}); err != nil {
 		t.Fatal(err)
 	}
 	baseInfo, _ := os.Stat(base)
@@ -83,7 +84,7 @@ func TestWithRunConfigAppendsAnArchive(t *testing.T) {
 	}
 	cfgPath := filepath.Join(dir, "run.json")
 	os.WriteFile(cfgPath, []byte(`{"args":["-x"],"timeout_seconds":0}`), 0o644)
-	if _, err := ReadRunConfig(cfgPath); err == nil {
+	if _, err := guest.ReadRunConfig(cfgPath); err == nil {
 		t.Fatalf("ReadRunConfig accepted a zero timeout")
 	}
 }

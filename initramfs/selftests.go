@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	"github.com/u-root/u-root/pkg/cpio"
 )
 
@@ -42,7 +43,7 @@ func FtraceTests(dir, match string) ([]string, error) {
 	return tests, nil
 }
 
-// BusyboxRecords put busybox at BusyboxPath; the init installs its links
+// BusyboxRecords put busybox at guest.BusyboxPath; the init installs its links
 // when a shell is wanted.
 func BusyboxRecords(busybox string) ([]cpio.Record, error) {
 	bb, err := os.ReadFile(busybox)
@@ -51,7 +52,7 @@ func BusyboxRecords(busybox string) ([]cpio.Record, error) {
 	}
 	return []cpio.Record{
 		cpio.Directory("bin", 0o755),
-		cpio.StaticFile(strings.TrimPrefix(BusyboxPath, "/"), string(bb), 0o755),
+		cpio.StaticFile(strings.TrimPrefix(guest.BusyboxPath, "/"), string(bb), 0o755),
 	}, nil
 }
 
@@ -64,7 +65,7 @@ func SelftestRecords(busybox, dir string) ([]cpio.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	guestDir := strings.TrimPrefix(FtraceDir, "/")
+	guestDir := strings.TrimPrefix(guest.FtraceDir, "/")
 	records = append(records, cpio.Directory(guestDir, 0o755))
 	script, err := os.ReadFile(filepath.Join(dir, "ftracetest"))
 	if err != nil {

@@ -23,7 +23,7 @@ var exitGroup = map[string][]byte{
 	},
 }
 
-// Workload is the guest's stack source (WorkloadPath): a static ELF
+// Workload is the guest's stack source (guest.WorkloadPath): a static ELF
 // executable whose first instructions exit. Each run is one fork, one exec
 // and one exit and nothing else. A Go program would spend some 20 ms of
 // emulated time starting its runtime, and the suite runs this about a

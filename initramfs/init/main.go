@@ -21,22 +21,29 @@ import (
 	"strings"
 	"time"
 
-	"github.com/u-root/u-root/pkg/libinit"
+	"github.com/u-root/u-root/pkg/mount"
 	"golang.org/x/sys/unix"
 
-	"github.com/ftrace-stackmap/conformance/initramfs"
+	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	"github.com/ftrace-stackmap/conformance/internal/consoleframe"
 )
 
-var rootfs = []libinit.Creator{
-	libinit.Dir{Name: "/dev", Mode: 0o755},
-	libinit.Mount{Source: "devtmpfs", Target: "/dev", FSType: "devtmpfs"},
-	libinit.Dir{Name: "/proc", Mode: 0o555},
-	libinit.Mount{Source: "proc", Target: "/proc", FSType: "proc"},
-	libinit.Dir{Name: "/sys", Mode: 0o555},
-	libinit.Mount{Source: "sysfs", Target: "/sys", FSType: "sysfs"},
-	libinit.Dir{Name: "/tmp", Mode: 0o1777},
-	libinit.Mount{Source: "tmpfs", Target: "/tmp", FSType: "tmpfs"},
+// The filesystems the suite needs, mounted in this order.
+var mounts = []struct{ source, target, fstype string }{
+	{"devtmpfs", "/dev", "devtmpfs"},
+	{"proc", "/proc", "proc"},
+	{"sysfs", "/sys", "sysfs"},
+	{"tmpfs", "/tmp", "tmpfs"},
+}
+
+func mountAll() error {
+	for _, m := range mounts {
+		mkdir := func() error { return os.MkdirAll(m.target, 0o755) }
+		if _, err := mount.Mount(m.source, m.target, m.fstype, "", 0, mkdir); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 const reportPath = "/tmp/report.json"
@@ -67,13 +74,15 @@ func main() {
 }
 
 func run(console *os.File) (int, error) {
-	libinit.Create(rootfs, false)
+	if err := mountAll(); err != nil {
+		return 0, err
+	}
 	// Keep kernel messages off the console so they cannot cut a frame; the
 	// kernel log travels in its own frame instead.
 	if err := setConsoleLogLevel(1); err != nil {
 		log.Printf("cannot lower the console log level: %v", err)
 	}
-	cfg, err := initramfs.ReadRunConfig(initramfs.RunConfigPath)
+	cfg, err := guest.ReadRunConfig(guest.RunConfigPath)
 	if err != nil {
 		return 0, err
 	}
@@ -83,7 +92,7 @@ func run(console *os.File) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.TimeoutSeconds)*time.Second)
 	defer cancel()
 	args := append([]string{"-ginkgo.json-report=" + reportPath}, cfg.Args...)
-	cmd := exec.CommandContext(ctx, initramfs.SuitePath, args...)
+	cmd := exec.CommandContext(ctx, guest.SuitePath, args...)
 	cmd.Stdout, cmd.Stderr = console, console
 	cmd.Dir = "/tmp"
 	// On timeout, interrupt rather than kill: Ginkgo then runs the specs'
@@ -91,7 +100,7 @@ func run(console *os.File) (int, error) {
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 15 * time.Second
 	cmd.Env = append(os.Environ(), "HOME=/tmp", "PATH=/")
-	fmt.Fprintf(console, "%s %s %q\n", initramfs.StartMarker, initramfs.SuitePath, args)
+	fmt.Fprintf(console, "%s %s %q\n", guest.StartMarker, guest.SuitePath, args)
 	err = cmd.Run()
 	code := cmd.ProcessState.ExitCode()
 	var exitErr *exec.ExitError
@@ -103,7 +112,7 @@ func run(console *os.File) (int, error) {
 	}
 	switch {
 	case err != nil && !errors.As(err, &exitErr):
-		return 0, fmt.Errorf("cannot run %s: %v", initramfs.SuitePath, err)
+		return 0, fmt.Errorf("cannot run %s: %v", guest.SuitePath, err)
 	case code < 0:
 		return 0, fmt.Errorf("suite killed: %v", err)
 	}
@@ -114,9 +123,9 @@ func run(console *os.File) (int, error) {
 	if err := consoleframe.Write(console, filepath.Base(reportPath), report); err != nil {
 		return 0, err
 	}
-	captured, _ := os.ReadDir(initramfs.CaptureDir)
+	captured, _ := os.ReadDir(guest.CaptureDir)
 	for _, e := range captured {
-		data, err := os.ReadFile(filepath.Join(initramfs.CaptureDir, e.Name()))
+		data, err := os.ReadFile(filepath.Join(guest.CaptureDir, e.Name()))
 		if err != nil {
 			return 0, err
 		}
@@ -126,10 +135,10 @@ func run(console *os.File) (int, error) {
 	}
 	if len(cfg.Ftracetest) > 0 {
 		out, logs := runFtracetest(ctx, cfg.Ftracetest)
-		if err := consoleframe.Write(console, initramfs.SelftestOutput, out); err != nil {
+		if err := consoleframe.Write(console, guest.SelftestOutput, out); err != nil {
 			return 0, err
 		}
-		if err := consoleframe.Write(console, initramfs.SelftestLogs, logs); err != nil {
+		if err := consoleframe.Write(console, guest.SelftestLogs, logs); err != nil {
 			return 0, err
 		}
 	}
@@ -144,16 +153,16 @@ func run(console *os.File) (int, error) {
 // and returns its output and the logs it kept (those of tests that did not
 // pass), each headed by its file name. Its verdicts are read by the host.
 func runFtracetest(ctx context.Context, tests []string) (out, logs []byte) {
-	if b, err := exec.Command(initramfs.BusyboxPath, "--install", "-s", "/bin").CombinedOutput(); err != nil {
+	if b, err := exec.Command(guest.BusyboxPath, "--install", "-s", "/bin").CombinedOutput(); err != nil {
 		return fmt.Appendf(nil, "cannot install busybox's links: %v\n%s", err, b), nil
 	}
 	const logDir = "/tmp/ftracetest"
-	args := []string{filepath.Join(initramfs.FtraceDir, "ftracetest"), "--logdir", logDir}
+	args := []string{filepath.Join(guest.FtraceDir, "ftracetest"), "--logdir", logDir}
 	for _, t := range tests {
-		args = append(args, filepath.Join(initramfs.FtraceDir, t))
+		args = append(args, filepath.Join(guest.FtraceDir, t))
 	}
 	cmd := exec.CommandContext(ctx, "/bin/sh", args...)
-	cmd.Dir = initramfs.FtraceDir
+	cmd.Dir = guest.FtraceDir
 	cmd.Env = []string{"PATH=/bin", "HOME=/tmp", "TMPDIR=/tmp"}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -169,16 +178,16 @@ func runFtracetest(ctx context.Context, tests []string) (out, logs []byte) {
 
 // shell gives the user busybox's shell on the console, with the suite and
 // tracefs at hand, until it exits.
-func shell(console *os.File, cfg initramfs.RunConfig) error {
-	if b, err := exec.Command(initramfs.BusyboxPath, "--install", "-s", "/bin").CombinedOutput(); err != nil {
+func shell(console *os.File, cfg guest.RunConfig) error {
+	if b, err := exec.Command(guest.BusyboxPath, "--install", "-s", "/bin").CombinedOutput(); err != nil {
 		return fmt.Errorf("cannot install busybox's links: %v\n%s", err, b)
 	}
 	tracefs := "/sys/kernel/tracing"
-	if err := unix.Mount("tracefs", tracefs, "tracefs", 0, ""); err != nil {
+	if _, err := mount.Mount("tracefs", tracefs, "tracefs", "", 0); err != nil {
 		log.Printf("cannot mount tracefs on %s: %v", tracefs, err)
 	}
 	fmt.Fprintf(console, "\nsmct-init: a shell instead of the suite; tracefs is on %s.\n", tracefs)
-	words := []string{initramfs.SuitePath}
+	words := []string{guest.SuitePath}
 	for _, a := range cfg.Args {
 		// Quoted for the shell: a label filter has spaces and '!'.
 		words = append(words, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")

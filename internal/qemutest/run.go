@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/dumpcheck"
 	"github.com/ftrace-stackmap/conformance/internal/kernels"
@@ -519,7 +520,7 @@ func (o Options) bootOnce(ctx context.Context, m qemu.Machine, kernel, base, run
 	}
 	// Whole seconds, at least one: a TIMEOUT too short for any run must end
 	// as the host's "did not power off", not as a guest refusing its config.
-	cfg := initramfs.RunConfig{Args: o.suiteArgs(filter), TimeoutSeconds: max(1, int(guestTimeout.Seconds()))}
+	cfg := guest.RunConfig{Args: o.suiteArgs(filter), TimeoutSeconds: max(1, int(guestTimeout.Seconds()))}
 	var extra []cpio.Record
 	if st != nil {
 		cfg.Ftracetest, extra = st.tests, st.records
@@ -530,7 +531,7 @@ func (o Options) bootOnce(ctx context.Context, m qemu.Machine, kernel, base, run
 	args := append(append(append([]string{}, defaultBootArgs...), plan.Append...), o.BootArgs...)
 	boot := qemu.Boot{Machine: m, Kernel: kernel, Initrd: initrd, Append: args, CPUs: plan.CPUs,
 		Timeout: o.Timeout, ConsoleLog: filepath.Join(dir, "console.log"), Echo: o.Echo,
-		EarlyConsole: len(plan.Append) > 0, Started: initramfs.StartMarker, BootQuiet: BootQuiet, RunQuiet: RunQuiet,
+		EarlyConsole: len(plan.Append) > 0, Started: guest.StartMarker, BootQuiet: BootQuiet, RunQuiet: RunQuiet,
 		Memory: o.Mem, Extra: o.QEMUOpts}
 	step := o.step("boot %s: %s", plan.Name, boot.CommandLine())
 	res, err := qemu.Run(ctx, boot)
@@ -737,11 +738,11 @@ func (o Options) busybox() (string, error) {
 // readSelftests reads the verdicts the guest sent back from ftracetest; a
 // note says why there are none.
 func readSelftests(dir, ftraceDir string, tests []string) ([]ftracetest.Case, string) {
-	out, err := os.ReadFile(filepath.Join(dir, initramfs.SelftestOutput))
+	out, err := os.ReadFile(filepath.Join(dir, guest.SelftestOutput))
 	if err != nil {
 		return nil, "the guest sent no ftracetest output"
 	}
-	logs, _ := os.ReadFile(filepath.Join(dir, initramfs.SelftestLogs))
+	logs, _ := os.ReadFile(filepath.Join(dir, guest.SelftestLogs))
 	cases, err := ftracetest.Parse(string(out), string(logs), tests)
 	for i := range cases {
 		if tc, rerr := os.ReadFile(filepath.Join(ftraceDir, cases[i].File)); rerr == nil && !cases[i].Passed() {
@@ -883,7 +884,7 @@ func Judge(dir string, boot *qemu.Result) ([]types.Report, error) {
 
 func (o Options) suiteArgs(filter string) []string {
 	return []string{"-ginkgo.v", "-ginkgo.no-color", "-ginkgo.fail-on-empty", fmt.Sprintf("-ginkgo.seed=%d", o.Seed),
-		"-smct.profile=" + o.Profile, "-smct.workload=" + initramfs.WorkloadPath, "-smct.capture=" + initramfs.CaptureDir,
+		"-smct.profile=" + o.Profile, "-smct.workload=" + guest.WorkloadPath, "-smct.capture=" + guest.CaptureDir,
 		"-ginkgo.label-filter=" + filter}
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ftrace-stackmap/conformance/initramfs"
+	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/qemu"
@@ -39,7 +40,7 @@ func Shell(ctx context.Context, o Options, stdin io.Reader, stdout, stderr io.Wr
 		return r.res, err
 	}
 	initrd := filepath.Join(dir, "initrd.cpio")
-	cfg := initramfs.RunConfig{Args: o.suiteArgs(defaultPlan().Filter(o.Labels)), TimeoutSeconds: 1, Shell: true}
+	cfg := guest.RunConfig{Args: o.suiteArgs(defaultPlan().Filter(o.Labels)), TimeoutSeconds: 1, Shell: true}
 	if err := initramfs.WithRunConfig(r.base, initrd, cfg, records...); err != nil {
 		return r.res, failed("writing the run configuration", err)
 	}

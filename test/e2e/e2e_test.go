@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/initramfs"
+	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/qemu"
@@ -243,7 +244,7 @@ func TestInitThatCannotRunIsNoVerdict(t *testing.T) {
 	}
 	dir := t.TempDir()
 	initrd := filepath.Join(dir, "initrd.cpio")
-	if err := initramfs.WithRunConfig(base, initrd, initramfs.RunConfig{TimeoutSeconds: 60}); err != nil {
+	if err := initramfs.WithRunConfig(base, initrd, guest.RunConfig{TimeoutSeconds: 60}); err != nil {
 		t.Fatal(err)
 	}
 	boot, err := qemu.Run(ctx, qemu.Boot{Machine: qemu.Machines()["x86_64"], Kernel: fetch(t, "x86_64"), Initrd: initrd,
