@@ -40,6 +40,10 @@ const (
 // it starts the suite: the host knows from it that the kernel came up.
 const StartMarker = "smct-init: running"
 
+// ShellPrompt is the prompt of the guest's shell (SHELL=1): the host holds
+// back input that is not typed until it appears.
+const ShellPrompt = "smct-guest# "
+
 // RunConfig is what the host tells the guest about one run.
 type RunConfig struct {
 	Args           []string `json:"args"`            // arguments for the suite binary

@@ -199,7 +199,7 @@ func shell(console *os.File, cfg guest.RunConfig) error {
 	cmd := exec.Command("/bin/setsid", "/bin/cttyhack", "/bin/sh", "-l")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = console, console, console
 	cmd.Dir = "/tmp"
-	cmd.Env = []string{"PATH=/bin:/", "HOME=/tmp", "TERM=vt100", "PS1=smct-guest# "}
+	cmd.Env = []string{"PATH=/bin:/", "HOME=/tmp", "TERM=vt100", "PS1=" + guest.ShellPrompt}
 	err := cmd.Run()
 	var exitErr *exec.ExitError
 	if err != nil && !errors.As(err, &exitErr) {

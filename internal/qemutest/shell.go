@@ -16,6 +16,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/qemu"
+	"golang.org/x/term"
 )
 
 // Shell boots the kernel the options name with busybox's shell on the
@@ -52,10 +53,53 @@ func Shell(ctx context.Context, o Options, stdin io.Reader, stdout, stderr io.Wr
 	fmt.Fprintf(stderr, "booting %s to a shell (%s); Ctrl-A x stops QEMU\n", filepath.Base(r.res.Kernel), strings.Join(boot.Append, " "))
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	if f, ok := stdin.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
+		cmd.Stdin = nil
+		feed, err := cmd.StdinPipe()
+		if err != nil {
+			return r.res, err
+		}
+		prompt := &promptWatch{w: stdout, seen: make(chan struct{})}
+		cmd.Stdout = prompt
+		go scriptShell(feed, stdin, prompt.seen)
+	}
 	if err := cmd.Run(); err != nil {
 		return r.res, failed("QEMU", err)
 	}
 	return r.res, nil
+}
+
+// scriptShell types a script (stdin that is not a terminal) into the
+// guest's shell once its first prompt is out: bytes sent earlier reach a
+// console nobody reads yet and are lost. The script's end is an end of
+// input for the shell (Ctrl-D), which exits and powers the guest off.
+func scriptShell(feed io.WriteCloser, script io.Reader, prompt <-chan struct{}) {
+	defer feed.Close()
+	<-prompt
+	io.Copy(feed, script)
+	feed.Write([]byte{0x04})
+}
+
+// promptWatch passes the console through and closes seen when the guest's
+// shell prompt first appears in it.
+type promptWatch struct {
+	w    io.Writer
+	seen chan struct{}
+	tail []byte // the end of what has passed, for a prompt cut across writes
+}
+
+func (p *promptWatch) Write(b []byte) (int, error) {
+	select {
+	case <-p.seen:
+	default:
+		p.tail = append(p.tail, b...)
+		if strings.Contains(string(p.tail), guest.ShellPrompt) {
+			close(p.seen)
+		} else if keep := len(guest.ShellPrompt); len(p.tail) > keep {
+			p.tail = p.tail[len(p.tail)-keep:]
+		}
+	}
+	return p.w.Write(b)
 }
 
 // defaultPlan is the boot without parameters of its own.
