@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -222,5 +223,36 @@ func TestReadUnderLoadLeavesNoReaderBehind(t *testing.T) {
 	}
 	if after := runtime.NumGoroutine(); after > before {
 		t.Fatalf("%d goroutines after, %d before: readers left running", after, before)
+	}
+}
+
+func TestKallsymsLookup(t *testing.T) {
+	k := parseKallsyms("" +
+		"ffffffff81000200 T second\n" +
+		"ffffffff81000100 T first\n" +
+		"ffffffff81000100 t first_alias\n" +
+		"0000000000000000 A hidden\n" +
+		"ffffffffc0001000 t mod_func\t[some_mod]\n" +
+		"garbage\n" +
+		"ffffffff81000300 D last")
+	for _, tc := range []struct {
+		addr  uint64
+		base  uint64
+		names []string
+	}{
+		{0xffffffff81000050, 0, nil},
+		{0xffffffff81000100, 0xffffffff81000100, []string{"first", "first_alias"}},
+		{0xffffffff810001ff, 0xffffffff81000100, []string{"first", "first_alias"}},
+		{0xffffffff81000210, 0xffffffff81000200, []string{"second"}},
+		{0xffffffff81000300, 0xffffffff81000300, []string{"last"}},
+		{0xffffffffc0001004, 0xffffffffc0001000, []string{"mod_func"}},
+	} {
+		base, names := k.Lookup(tc.addr)
+		if base != tc.base || !slices.Equal(names, tc.names) {
+			t.Errorf("Lookup(%#x) = %#x %q, want %#x %q", tc.addr, base, names, tc.base, tc.names)
+		}
+	}
+	if parseKallsyms("0000000000000000 T hidden\n0000000000000000 t also\n") != nil {
+		t.Error("a kallsyms with its addresses hidden gave symbols")
 	}
 }
