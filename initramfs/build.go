@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 
 // Package initramfs builds the guest's initramfs: the init (./initramfs/init)
-// and the compiled suite (./suites), cross-compiled with the Go toolchain and
-// written with u-root's cpio package. A run appends a small second archive
-// holding its guest.RunConfig; the kernel unpacks concatenated archives in order.
+// and the compiled suite (./suites), cross-compiled with the Go toolchain,
+// and the workload (Workload), written with u-root's cpio package. A run
+// appends a small second archive holding its guest.RunConfig; the kernel
+// unpacks concatenated archives in order.
 package initramfs
 
 import (
