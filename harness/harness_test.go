@@ -208,13 +208,17 @@ func TestReadUnderLoadLeavesNoReaderBehind(t *testing.T) {
 	ok := func(string, []byte) error { return nil }
 	func() {
 		defer func() { recover() }()
-		ReadUnderLoad(context.Background(), tfs, 4, false, []string{"trace"}, ok, func() {
+		ReadUnderLoad(context.Background(), tfs, 4, false, []string{"trace"}, ok, func(func() int) {
 			time.Sleep(20 * time.Millisecond)
 			panic("a failed assertion")
 		})
 	}()
-	problems, reads := ReadUnderLoad(context.Background(), tfs, 2, false, []string{"trace", "nosuch"}, ok, func() { time.Sleep(20 * time.Millisecond) })
-	if reads == 0 || len(problems) == 0 || !strings.Contains(problems[0], "nosuch") {
+	problems, reads := ReadUnderLoad(context.Background(), tfs, 2, false, []string{"trace", "nosuch"}, ok, func(reads func() int) {
+		for reads() < 10 {
+			time.Sleep(time.Millisecond)
+		}
+	})
+	if reads < 10 || len(problems) == 0 || !strings.Contains(problems[0], "nosuch") {
 		t.Errorf("ReadUnderLoad() = %d reads, problems %q; want reads and the missing node", reads, problems)
 	}
 	// The runtime may take a moment to retire a goroutine that returned.

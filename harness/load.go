@@ -15,10 +15,12 @@ import (
 // ReadUnderLoad runs workers that read every node in a loop (and, with
 // exec, run the workload between rounds) while work runs, checking each
 // read with check, and returns what was wrong (at most five problems) and
-// how many reads there were. The workers have stopped when it returns,
+// how many reads there were. work is told the reads so far, so a quick
+// load can keep going until the nodes were read while it ran. The workers
+// have stopped when it returns,
 // however work ends (a failed assertion in it included), and they stop
 // early when ctx ends: a spec's SpecContext, so none outlives its spec.
-func ReadUnderLoad(ctx context.Context, t *TraceFS, workers int, exec bool, nodes []string, check func(node string, data []byte) error, work func()) (problems []string, reads int) {
+func ReadUnderLoad(ctx context.Context, t *TraceFS, workers int, exec bool, nodes []string, check func(node string, data []byte) error, work func(reads func() int)) (problems []string, reads int) {
 	ctx, cancel := context.WithCancel(ctx)
 	var (
 		mu sync.Mutex
@@ -63,7 +65,11 @@ func ReadUnderLoad(ctx context.Context, t *TraceFS, workers int, exec bool, node
 		wg.Wait()
 	})
 	defer stop()
-	work()
+	work(func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return reads
+	})
 	stop()
 	return problems, reads
 }

@@ -23,6 +23,8 @@ const (
 	execEvent    = "sched/sched_process_exec"
 	execEnable   = "events/" + execEvent + "/enable"
 	workloadRuns = 5
+	// maxWorkloadRuns bounds a workload kept going until something happens.
+	maxWorkloadRuns = 500
 )
 
 var stackEvents = []string{execEvent, "sched/sched_process_fork", "sched/sched_process_exit"}
@@ -87,11 +89,21 @@ func requireStackIDs(tfs *harness.TraceFS, n int) {
 	}
 }
 
-// traceWorkload runs the workload with tracing on, then turns tracing off.
+// traceWorkload runs the workload n times with tracing on, then turns
+// tracing off.
 func traceWorkload(tfs *harness.TraceFS, n int) {
+	traceWorkloadUntil(tfs, n, func() bool { return true })
+}
+
+// traceWorkloadUntil runs the workload with tracing on, n times and then
+// until done (at most maxWorkloadRuns times), then turns tracing off.
+func traceWorkloadUntil(tfs *harness.TraceFS, n int, done func() bool) {
 	By("running the workload with tracing on")
 	harness.Must(tfs.Write("tracing_on", "1"), "turning tracing on")
 	err := harness.RunWorkload(n)
+	for runs := n; err == nil && runs < maxWorkloadRuns && !done(); runs++ {
+		err = harness.RunWorkload(1)
+	}
 	harness.Must(tfs.Write("tracing_on", "0"), "turning tracing off")
 	harness.Must(err, "running the workload")
 }

@@ -44,7 +44,7 @@ var _ = describe("the stackmap under load", Label(contract.LabelStress), Serial,
 
 		var resets int
 		var ids, drops, fullest int64 // over all rounds, read before each reset
-		problems, _ := harness.ReadUnderLoad(ctx, tfs, runtime.NumCPU()+1, true, allNodes, wellFormed, func() {
+		problems, _ := harness.ReadUnderLoad(ctx, tfs, runtime.NumCPU()+1, true, allNodes, wellFormed, func(func() int) {
 			deadline := time.Now().Add(stressDuration)
 			for time.Now().Before(deadline) && ctx.Err() == nil {
 				harness.Must(tfs.Write("tracing_on", "1"), "turning tracing on")
