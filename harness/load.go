@@ -17,9 +17,9 @@ import (
 // read with check, and returns what was wrong (at most five problems) and
 // how many reads there were. work is told the reads so far, so a quick
 // load can keep going until the nodes were read while it ran. The workers
-// have stopped when it returns,
-// however work ends (a failed assertion in it included), and they stop
-// early when ctx ends: a spec's SpecContext, so none outlives its spec.
+// have stopped when it returns, however work ends (a failed assertion in
+// it included), and they stop early when ctx ends: a spec's SpecContext,
+// so none outlives its spec.
 func ReadUnderLoad(ctx context.Context, t *TraceFS, workers int, exec bool, nodes []string, check func(node string, data []byte) error, work func(reads func() int)) (problems []string, reads int) {
 	ctx, cancel := context.WithCancel(ctx)
 	var (
