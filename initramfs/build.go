@@ -34,7 +34,7 @@ import (
 type Builder struct {
 	ModuleDir string // the project's root, where go.mod is
 	OutDir    string // build/<arch>
-	Arch      string
+	Arch      arch.Arch
 }
 
 // HostSuite is where Build leaves a build of the suite for the host, used to
@@ -45,13 +45,10 @@ func (b Builder) HostSuite() string { return filepath.Join(b.OutDir, "suites-hos
 // OutDir/initramfs.cpio, rewriting it only when a program changed. It
 // returns the archive's path.
 func (b Builder) Build(ctx context.Context) (string, error) {
-	a, err := arch.Lookup(b.Arch)
-	if err != nil {
-		return "", fmt.Errorf("initramfs: %w", err)
-	}
+	a := b.Arch
 	goarch := a.GOARCH
 	// One builder at a time in OutDir, which runs side by side share.
-	release, err := buildlock.Hold(b.OutDir+".lock", "the "+b.Arch+" initramfs", os.Stderr)
+	release, err := buildlock.Hold(b.OutDir+".lock", "the "+a.Name+" initramfs", os.Stderr)
 	if err != nil {
 		return "", err
 	}
@@ -79,7 +76,7 @@ func (b Builder) Build(ctx context.Context) (string, error) {
 	var g errgroup.Group
 	g.Go(func() error { return b.goTool(ctx, goarch, "build", "-o", initBin, "./initramfs/init") })
 	g.Go(func() error {
-		data, err := Workload(goarch)
+		data, err := Workload(a)
 		if err != nil {
 			return err
 		}
@@ -131,10 +128,7 @@ func consoleRecords() []cpio.Record {
 // Floor writes OutDir/floor.cpio, an initramfs whose init only powers off
 // (./initramfs/poweroff): the bare boot make bench measures a run against.
 func (b Builder) Floor(ctx context.Context) (string, error) {
-	a, err := arch.Lookup(b.Arch)
-	if err != nil {
-		return "", fmt.Errorf("initramfs: %w", err)
-	}
+	a := b.Arch
 	if err := os.MkdirAll(b.OutDir, 0o755); err != nil {
 		return "", err
 	}

@@ -3,6 +3,8 @@
 package initramfs
 
 import (
+	"github.com/ftrace-stackmap/conformance/internal/arch"
+
 	"context"
 	"io"
 	"os"
@@ -20,7 +22,7 @@ func TestBuildWritesTheGuestAndSkipsWhenUnchanged(t *testing.T) {
 		t.Skip("compiles the guest programs")
 	}
 	root, _ := filepath.Abs("..")
-	b := Builder{ModuleDir: root, OutDir: t.TempDir(), Arch: "arm64"}
+	b := Builder{ModuleDir: root, OutDir: t.TempDir(), Arch: arch.MustLookup("arm64")}
 	out, err := b.Build(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +92,7 @@ func TestWithRunConfigAppendsAnArchive(t *testing.T) {
 }
 
 func TestFloorHoldsOnlyThePowerOffInit(t *testing.T) {
-	b := Builder{ModuleDir: "..", OutDir: t.TempDir(), Arch: "arm64"}
+	b := Builder{ModuleDir: "..", OutDir: t.TempDir(), Arch: arch.MustLookup("arm64")}
 	out, err := b.Floor(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -7,38 +7,25 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
-)
 
-// exitGroup is machine code for exit_group(0), per GOARCH.
-var exitGroup = map[string][]byte{
-	"amd64": {
-		0xb8, 0xe7, 0x00, 0x00, 0x00, // mov eax, 231 (exit_group)
-		0x31, 0xff, // xor edi, edi
-		0x0f, 0x05, // syscall
-	},
-	"arm64": {
-		0x00, 0x00, 0x80, 0xd2, // mov x0, #0
-		0xc8, 0x0b, 0x80, 0xd2, // mov x8, #94 (exit_group)
-		0x01, 0x00, 0x00, 0xd4, // svc #0
-	},
-}
+	"github.com/ftrace-stackmap/conformance/internal/arch"
+)
 
 // Workload is the guest's stack source (guest.WorkloadPath): a static ELF
 // executable whose first instructions exit. Each run is one fork, one exec
 // and one exit and nothing else. A Go program would spend some 20 ms of
 // emulated time starting its runtime, and the suite runs this about a
 // hundred times in a boot; this one is done in about 5.
-func Workload(goarch string) ([]byte, error) {
-	code, ok := exitGroup[goarch]
-	if !ok {
-		return nil, fmt.Errorf("no workload for GOARCH %s", goarch)
+func Workload(a arch.Arch) ([]byte, error) {
+	code := a.ExitGroup
+	if len(code) == 0 {
+		return nil, fmt.Errorf("no workload for %s: the arch table has no exit code for it", a.Name)
 	}
-	machine := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}[goarch]
 	// One loadable segment holds the headers and the code after them.
 	const base, headers = 0x400000, 64 + 56
 	size := uint64(headers + len(code))
 	h := elf.Header64{
-		Type: uint16(elf.ET_EXEC), Machine: uint16(machine), Version: uint32(elf.EV_CURRENT),
+		Type: uint16(elf.ET_EXEC), Machine: uint16(a.ELFMachine), Version: uint32(elf.EV_CURRENT),
 		Entry: base + headers, Phoff: 64, Ehsize: 64, Phentsize: 56, Phnum: 1,
 	}
 	copy(h.Ident[:], elf.ELFMAG)

@@ -10,11 +10,17 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 )
 
 func TestWorkloadIsAnExecutableForItsArch(t *testing.T) {
 	for goarch, machine := range map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64} {
-		data, err := Workload(goarch)
+		a, err := arch.ByGOARCH(goarch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := Workload(a)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -29,7 +35,7 @@ func TestWorkloadIsAnExecutableForItsArch(t *testing.T) {
 			t.Fatalf("%s: want one PT_LOAD segment, have %v", goarch, f.Progs)
 		}
 		p := f.Progs[0]
-		code := exitGroup[goarch]
+		code := a.ExitGroup
 		if f.Entry < p.Vaddr || f.Entry+uint64(len(code)) > p.Vaddr+p.Filesz || p.Flags&elf.PF_X == 0 {
 			t.Errorf("%s: entry %#x is not in the executable segment %#x+%d", goarch, f.Entry, p.Vaddr, p.Filesz)
 		}
@@ -37,16 +43,20 @@ func TestWorkloadIsAnExecutableForItsArch(t *testing.T) {
 			t.Errorf("%s: the entry point does not hold the exit code", goarch)
 		}
 	}
-	if _, err := Workload("riscv64"); err == nil {
+	if _, err := Workload(arch.Arch{Name: "riscv64"}); err == nil {
 		t.Error("an arch without exit code gave a workload")
 	}
 }
 
 // The host runs its own arch's workload: it must exit 0 at once.
 func TestWorkloadRunsAndExitsZero(t *testing.T) {
-	data, err := Workload(runtime.GOARCH)
+	a, err := arch.ByGOARCH(runtime.GOARCH)
 	if err != nil {
 		t.Skipf("host arch %s: %v", runtime.GOARCH, err)
+	}
+	data, err := Workload(a)
+	if err != nil {
+		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "workload")
 	if err := os.WriteFile(path, data, 0o755); err != nil {

@@ -25,15 +25,10 @@ import (
 
 // Machine is QEMU's settings for one arch.
 type Machine struct {
-	Arch    string
-	Binary  string   // qemu-system-*
-	Package string   // the Debian package that has Binary
-	Args    []string // machine and CPU
-	Console string   // the kernel's name for the serial port
-	// EarlyCon is the earlycon= setting for the same UART: it prints from
-	// the first moments of boot, before the console driver is up.
-	EarlyCon string
-	Accel    Accel // how the guest runs, once chosen (WithAccel)
+	Arch   arch.Arch // its console, earlycon= and QEMU package too
+	Binary string    // qemu-system-*: the arch's, unless a test says otherwise
+	Args   []string  // machine and CPU
+	Accel  Accel     // how the guest runs, once chosen (WithAccel)
 }
 
 // Accel is how QEMU runs the guest, "kvm" or "tcg", and why.
@@ -109,14 +104,9 @@ func (m Machine) WithAccel(a Accel) Machine {
 	return m
 }
 
-// Machines are QEMU's settings for every arch of internal/arch, by name.
-func Machines() map[string]Machine {
-	m := map[string]Machine{}
-	for _, name := range arch.Names() {
-		a, _ := arch.Lookup(name)
-		m[name] = Machine{Arch: a.Name, Binary: a.QEMU, Package: a.QEMUPkg, Args: a.Machine, Console: a.Console, EarlyCon: a.EarlyCon}
-	}
-	return m
+// MachineFor is QEMU's machine for a, as the arch table describes it.
+func MachineFor(a arch.Arch) Machine {
+	return Machine{Arch: a, Binary: a.QEMU, Args: a.Machine}
 }
 
 // Boot is one boot to perform.
@@ -163,9 +153,9 @@ func (b Boot) CommandLine() string {
 	var words []string
 	if b.EarlyConsole {
 		// First: early parameters are parsed in command-line order.
-		words = append(words, "earlycon="+b.Machine.EarlyCon)
+		words = append(words, "earlycon="+b.Machine.Arch.EarlyCon)
 	}
-	words = append(words, "console="+b.Machine.Console, "panic=-1", "loglevel=4")
+	words = append(words, "console="+b.Machine.Arch.Console, "panic=-1", "loglevel=4")
 	return strings.Join(append(words, b.Append...), " ")
 }
 
@@ -192,7 +182,7 @@ const panicMarker = "Kernel panic - not syncing"
 // Run boots and waits for QEMU to exit, the timeout, or a panic.
 func Run(ctx context.Context, b Boot) (*Result, error) {
 	if _, err := exec.LookPath(b.Machine.Binary); err != nil {
-		return nil, fmt.Errorf("%s not found: install the Debian package %s", b.Machine.Binary, b.Machine.Package)
+		return nil, fmt.Errorf("%s not found: install the Debian package %s", b.Machine.Binary, b.Machine.Arch.QEMUPkg)
 	}
 	logf, err := os.Create(b.ConsoleLog)
 	if err != nil {

@@ -3,6 +3,8 @@
 package qemu
 
 import (
+	"github.com/ftrace-stackmap/conformance/internal/arch"
+
 	"context"
 	"os"
 	"path/filepath"
@@ -20,7 +22,7 @@ func fakeQEMU(t *testing.T, script string) Machine {
 	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"+script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return Machine{Arch: "x86_64", Binary: bin, Console: "ttyS0", EarlyCon: "uart8250,io,0x3f8"}
+	return Machine{Arch: arch.MustLookup("x86_64"), Binary: bin}
 }
 
 func boot(t *testing.T, m Machine) Boot {
@@ -60,7 +62,7 @@ func TestSilentAfterInitUsesTheRunLimit(t *testing.T) {
 }
 
 func TestEarlyConsoleComesFirst(t *testing.T) {
-	b := Boot{Machine: Machines()["arm64"], Append: []string{"ftrace_stackmap.bits"}, EarlyConsole: true}
+	b := Boot{Machine: MachineFor(arch.MustLookup("arm64")), Append: []string{"ftrace_stackmap.bits"}, EarlyConsole: true}
 	want := "earlycon=pl011,0x9000000 console=ttyAMA0 panic=-1 loglevel=4 ftrace_stackmap.bits"
 	if got := b.CommandLine(); got != want {
 		t.Fatalf("CommandLine() = %q, want %q", got, want)
@@ -97,7 +99,7 @@ func TestChooseAccel(t *testing.T) {
 }
 
 func TestWithAccel(t *testing.T) {
-	m := Machines()["x86_64"]
+	m := MachineFor(arch.MustLookup("x86_64"))
 	kvm := m.WithAccel(Accel{"kvm", "test"})
 	if got := strings.Join(kvm.Args, " "); got != "-M q35 -cpu host -accel kvm" {
 		t.Errorf("under KVM: %s", got)
@@ -111,7 +113,7 @@ func TestWithAccel(t *testing.T) {
 }
 
 func TestUserMachineSettings(t *testing.T) {
-	b := Boot{Machine: Machines()["arm64"].WithCPU("max"), Kernel: "K", Initrd: "I", Memory: "1G", Extra: []string{"-d", "int"}}
+	b := Boot{Machine: MachineFor(arch.MustLookup("arm64")).WithCPU("max"), Kernel: "K", Initrd: "I", Memory: "1G", Extra: []string{"-d", "int"}}
 	got := strings.Join(b.Args(), " ")
 	for _, want := range []string{"-cpu max", "-m 1G", "-initrd I", " -d int"} {
 		if !strings.Contains(got, want) {

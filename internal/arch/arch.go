@@ -6,6 +6,7 @@
 package arch
 
 import (
+	"debug/elf"
 	"fmt"
 	"sort"
 )
@@ -23,6 +24,10 @@ type Arch struct {
 	KernelArch, Cross       string
 	Compiler, CompilerPkg   string
 	KernelTarget, BootImage string
+	SrcDir                  string // the kernel source's arch/ directory
+	// ELFNeedsPVH: QEMU boots an ELF vmlinux of this arch only through
+	// its PVH entry note.
+	ELFNeedsPVH bool
 
 	// Booting it: the QEMU binary and its package, machine and CPU, the
 	// kernel's name for the serial port, and earlycon= for the same UART.
@@ -30,20 +35,38 @@ type Arch struct {
 	QEMU, QEMUPkg     string
 	Machine           []string
 	Console, EarlyCon string
+	// ConsoleConfig are the Kconfig options that give the kernel that
+	// console (and, on x86, the ACPI it powers off with).
+	ConsoleConfig []string
+
+	// The guest's workload: an ELF executable for ELFMachine whose code is
+	// ExitGroup, machine code for exit_group(0).
+	ELFMachine elf.Machine
+	ExitGroup  []byte
 }
 
 var table = map[string]Arch{
 	"arm64": {Name: "arm64", GOARCH: "arm64", Deb: "arm64",
 		KernelArch: "arm64", Cross: "aarch64-linux-gnu-", Compiler: "aarch64-linux-gnu-gcc", CompilerPkg: "gcc-aarch64-linux-gnu",
-		KernelTarget: "Image", BootImage: "arch/arm64/boot/Image",
+		KernelTarget: "Image", BootImage: "arch/arm64/boot/Image", SrcDir: "arm64",
 		QEMU: "qemu-system-aarch64", QEMUPkg: "qemu-system-arm", Machine: []string{"-M", "virt", "-cpu", "cortex-a57"},
-		Console: "ttyAMA0", EarlyCon: "pl011,0x9000000"},
+		Console: "ttyAMA0", EarlyCon: "pl011,0x9000000", ConsoleConfig: []string{"CONFIG_SERIAL_AMBA_PL011_CONSOLE"},
+		ELFMachine: elf.EM_AARCH64, ExitGroup: []byte{
+			0x00, 0x00, 0x80, 0xd2, // mov x0, #0
+			0xc8, 0x0b, 0x80, 0xd2, // mov x8, #94 (exit_group)
+			0x01, 0x00, 0x00, 0xd4, // svc #0
+		}},
 	// x86_64 boots the ELF vmlinux directly (PVH): no decompression.
 	"x86_64": {Name: "x86_64", GOARCH: "amd64", Deb: "amd64",
 		KernelArch: "x86_64", Compiler: "gcc", CompilerPkg: "build-essential",
-		KernelTarget: "bzImage", BootImage: "vmlinux",
+		KernelTarget: "bzImage", BootImage: "vmlinux", SrcDir: "x86", ELFNeedsPVH: true,
 		QEMU: "qemu-system-x86_64", QEMUPkg: "qemu-system-x86", Machine: []string{"-M", "q35", "-cpu", "qemu64"},
-		Console: "ttyS0", EarlyCon: "uart8250,io,0x3f8"},
+		Console: "ttyS0", EarlyCon: "uart8250,io,0x3f8", ConsoleConfig: []string{"CONFIG_SERIAL_8250_CONSOLE", "CONFIG_ACPI"},
+		ELFMachine: elf.EM_X86_64, ExitGroup: []byte{
+			0xb8, 0xe7, 0x00, 0x00, 0x00, // mov eax, 231 (exit_group)
+			0x31, 0xff, // xor edi, edi
+			0x0f, 0x05, // syscall
+		}},
 }
 
 // Lookup finds an arch by the user's name for it.
@@ -63,6 +86,26 @@ func Names() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// MustLookup is Lookup for names written in the code: an unknown one
+// is a bug, not the user's input.
+func MustLookup(name string) Arch {
+	a, err := Lookup(name)
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
+
+// ByGOARCH finds an arch by Go's name for it.
+func ByGOARCH(goarch string) (Arch, error) {
+	for _, a := range table {
+		if a.GOARCH == goarch {
+			return a, nil
+		}
+	}
+	return Arch{}, fmt.Errorf("no arch of the suite has GOARCH %s", goarch)
 }
 
 // Known says whether name is an arch of the table.

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kimage"
@@ -21,7 +22,7 @@ import (
 // Request says which kernel, for which arch, and where the lock, the
 // project's kernel/ and the cache are.
 type Request struct {
-	Arch      string
+	Arch      arch.Arch
 	Kernel    string // a kernel image path; overrides Image
 	Tree      string // a kernel source tree to build; overrides Image
 	Image     string // an images.lock entry; "" for the lock's default
@@ -112,13 +113,13 @@ func (r Request) kernel() (path, source, entry string, built bool, err error) {
 		path, source, err := r.buildKernel(e)
 		return path, source, e.Name, false, err
 	}
-	step := step(r.Progress, "kernel %s (%s)", e.Name, r.Arch)
+	step := step(r.Progress, "kernel %s (%s)", e.Name, r.Arch.Name)
 	path, err = images.Fetch(e, r.Arch, r.CacheDir, r.Progress)
 	step(err)
 	if err != nil {
 		return "", "", "", false, fmt.Errorf("fetching the kernel: %w", err)
 	}
-	a := e.Arches[r.Arch]
+	a := e.Arches[r.Arch.Name]
 	return path, fmt.Sprintf("IMAGE=%s (%s %s)", e.Name, a.Package, a.Version), e.Name, false, nil
 }
 
@@ -126,9 +127,9 @@ func (r Request) kernel() (path, source, entry string, built bool, err error) {
 // says where it differs from what the lock pinned, and where it came from.
 // A b4 entry needs the network until its kernel is cached.
 func (r Request) buildKernel(e *images.Entry) (string, string, error) {
-	pin, ok := e.Arches[r.Arch]
+	pin, ok := e.Arches[r.Arch.Name]
 	if !ok {
-		return "", "", fmt.Errorf("images.lock entry %s has no %s kernel", e.Name, r.Arch)
+		return "", "", fmt.Errorf("images.lock entry %s has no %s kernel", e.Name, r.Arch.Name)
 	}
 	b := kbuild.Builder{Arch: r.Arch, KernelDir: r.KernelDir, CacheDir: r.CacheDir,
 		Progress: r.Progress, Jobs: r.Jobs}
@@ -148,9 +149,9 @@ func (r Request) buildKernel(e *images.Entry) (string, string, error) {
 	}
 	switch {
 	case pin.InputsSHA256 == "":
-		r.Progress.Notef("note: images.lock does not pin %s/%s yet; built: inputs_sha256 %s, image_sha256 %s\n", e.Name, r.Arch, res.Key, res.ImageSHA256)
+		r.Progress.Notef("note: images.lock does not pin %s/%s yet; built: inputs_sha256 %s, image_sha256 %s\n", e.Name, r.Arch.Name, res.Key, res.ImageSHA256)
 	case res.Key != pin.InputsSHA256:
-		r.Progress.Notef("note: "+changed+" (inputs %s, pinned %s)\n", e.Name, r.Arch, res.Key, pin.InputsSHA256)
+		r.Progress.Notef("note: "+changed+" (inputs %s, pinned %s)\n", e.Name, r.Arch.Name, res.Key, pin.InputsSHA256)
 	case res.ImageSHA256 != pin.ImageSHA256:
 		r.Progress.Notef("note: the %s kernel built from the pinned inputs has sha256 %s, images.lock pins %s (another toolchain, or for b4 a moved tag or thread?)\n", e.Name, res.ImageSHA256, pin.ImageSHA256)
 	}
@@ -183,12 +184,12 @@ func (r Request) bootable(kernel, sum string) (string, error) {
 		return "", fmt.Errorf("inspecting the kernel: %w", err)
 	}
 	if info.Arch == "" {
-		return "", fmt.Errorf("%s is a %s kernel (%s), not one for ARCH=%s", kernel, info.Detail, info.Format, r.Arch)
+		return "", fmt.Errorf("%s is a %s kernel (%s), not one for ARCH=%s", kernel, info.Detail, info.Format, r.Arch.Name)
 	}
-	if info.Arch != r.Arch {
-		return "", fmt.Errorf("%s is a kernel for %s (%s), but ARCH=%s", kernel, info.Arch, info.Format, r.Arch)
+	if info.Arch != r.Arch.Name {
+		return "", fmt.Errorf("%s is a kernel for %s (%s), but ARCH=%s", kernel, info.Arch, info.Format, r.Arch.Name)
 	}
-	if info.Format == kimage.ELF && info.Arch == "x86_64" {
+	if info.Format == kimage.ELF && r.Arch.ELFNeedsPVH {
 		// QEMU boots an x86 ELF only through its PVH entry.
 		if ok, err := kimage.HasPVH(kernel); err != nil || !ok {
 			return "", fmt.Errorf("%s is an x86 vmlinux without the PVH entry note (CONFIG_PVH=y): give its bzImage (arch/x86/boot/bzImage) instead", kernel)
@@ -214,15 +215,13 @@ func (r Request) bootable(kernel, sum string) (string, error) {
 	return vmlinux, nil
 }
 
-// needed are the options a kernel must have built in to run the suite: an
-// initramfs and its mounts, the Go runtime's system calls, a serial console
-// (and, on x86, ACPI to power off), and tracefs. kernel/config/ holds them
-// as fragments to merge.
-var needed = map[string][]string{
-	"": {"CONFIG_BLK_DEV_INITRD", "CONFIG_DEVTMPFS", "CONFIG_PROC_FS", "CONFIG_SYSFS", "CONFIG_TMPFS",
-		"CONFIG_BINFMT_ELF", "CONFIG_TTY", "CONFIG_PRINTK", "CONFIG_FUTEX", "CONFIG_EPOLL", "CONFIG_FTRACE"},
-	"x86_64": {"CONFIG_SERIAL_8250_CONSOLE", "CONFIG_ACPI"},
-	"arm64":  {"CONFIG_SERIAL_AMBA_PL011_CONSOLE"},
+// needed are the options a kernel must have built in to run the suite on
+// a: an initramfs and its mounts, the Go runtime's system calls, tracefs,
+// and the arch's serial console (and, on x86, ACPI to power off).
+// kernel/config/ holds them as fragments to merge.
+func needed(a arch.Arch) []string {
+	return append([]string{"CONFIG_BLK_DEV_INITRD", "CONFIG_DEVTMPFS", "CONFIG_PROC_FS", "CONFIG_SYSFS", "CONFIG_TMPFS",
+		"CONFIG_BINFMT_ELF", "CONFIG_TTY", "CONFIG_PRINTK", "CONFIG_FUTEX", "CONFIG_EPOLL", "CONFIG_FTRACE"}, a.ConsoleConfig...)
 }
 
 // checkConfig reads a user's kernel's embedded config, when it has one, and
@@ -241,13 +240,13 @@ func (r Request) checkConfig(k *Kernel) error {
 		return nil
 	}
 	var missing []string
-	for _, opt := range append(append([]string{}, needed[""]...), needed[r.Arch]...) {
+	for _, opt := range needed(r.Arch) {
 		if cfg[opt] != "y" {
 			missing = append(missing, opt)
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("KERNEL=%s cannot run the suite: its config lacks %s built in (kernel/config/common.config and %s.config are fragments to merge)", r.Kernel, strings.Join(missing, ", "), r.Arch)
+		return fmt.Errorf("KERNEL=%s cannot run the suite: its config lacks %s built in (kernel/config/common.config and %s.config are fragments to merge)", r.Kernel, strings.Join(missing, ", "), r.Arch.Name)
 	}
 	if cfg["CONFIG_FTRACE_STACKMAP"] != "y" {
 		r.Progress.Notef("note: %s has no CONFIG_FTRACE_STACKMAP: its stackmap specs will be UNSUPPORTED\n", r.Kernel)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 )
 
@@ -34,12 +35,13 @@ func arm64Image(t *testing.T, config string) string {
 
 func TestUserKernelsConfigIsChecked(t *testing.T) {
 	var all strings.Builder
-	for _, opt := range append(append([]string{}, needed[""]...), needed["arm64"]...) {
+	arm64 := arch.MustLookup("arm64")
+	for _, opt := range needed(arm64) {
 		all.WriteString(opt + "=y\n")
 	}
 	var notes bytes.Buffer
 	req := func(kernel string) Request {
-		return Request{Arch: "arm64", Kernel: kernel, CacheDir: t.TempDir(), Progress: progress.Quiet(&notes, "")}
+		return Request{Arch: arm64, Kernel: kernel, CacheDir: t.TempDir(), Progress: progress.Quiet(&notes, "")}
 	}
 	if _, err := Resolve(req(arm64Image(t, all.String()+"CONFIG_FTRACE_STACKMAP=y\n"))); err != nil {
 		t.Fatalf("a kernel with every option: %v", err)

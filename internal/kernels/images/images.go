@@ -289,11 +289,8 @@ var ErrHashMismatch = errors.New("hash mismatch")
 
 // Fetch returns the path of a debian entry's verified image for arch,
 // downloading it into cacheDir on first use.
-func Fetch(e *Entry, archName, cacheDir string, progress io.Writer) (string, error) {
-	target, err := arch.Lookup(archName)
-	if err != nil {
-		return "", err
-	}
+func Fetch(e *Entry, target arch.Arch, cacheDir string, progress io.Writer) (string, error) {
+	archName := target.Name
 	a, ok := e.Arches[archName]
 	if !ok {
 		return "", fmt.Errorf("images.lock entry %s has no %s image", e.Name, archName)

@@ -34,28 +34,8 @@ const SourcePackage = "linux-source-6.12"
 
 const tarball = "/usr/src/linux-source-6.12.tar.xz"
 
-// Arch is how one arch is built.
-type Arch struct {
-	KArch   string // the kernel's ARCH=
-	Cross   string // CROSS_COMPILE= prefix, "" for native
-	Target  string // make target
-	Output  string // the file to boot, relative to the build directory
-	Compile apt.Need
-}
-
-// arches are how the reference kernel is built for each arch of
-// internal/arch, by name.
-var arches = archTable()
-
-func archTable() map[string]Arch {
-	m := map[string]Arch{}
-	for _, name := range arch.Names() {
-		a, _ := arch.Lookup(name)
-		m[name] = Arch{KArch: a.KernelArch, Cross: a.Cross, Target: a.KernelTarget, Output: a.BootImage,
-			Compile: apt.Need{Program: a.Compiler, Package: a.CompilerPkg}}
-	}
-	return m
-}
+// compiler is what compiles the kernel for a, from Debian.
+func compiler(a arch.Arch) apt.Need { return apt.Need{Program: a.Compiler, Package: a.CompilerPkg} }
 
 // Inputs are what a build depends on; their hash is the build's key.
 type Inputs struct {
@@ -87,7 +67,7 @@ type Result struct {
 
 // Builder builds for one arch.
 type Builder struct {
-	Arch      string
+	Arch      arch.Arch
 	KernelDir string // the project's kernel/ directory
 	CacheDir  string
 	Progress  *progress.Reporter
@@ -120,17 +100,14 @@ var Tools = []apt.Need{
 
 // Build returns the kernel for the inputs, building it when it is not cached.
 func (b Builder) Build() (*Result, error) {
-	a, ok := arches[b.Arch]
-	if !ok {
-		return nil, fmt.Errorf("kernel: ARCH=%q: want arm64 or x86_64", b.Arch)
-	}
+	a := b.Arch
 	// One builder at a time in this arch's build directory and cache.
-	release, err := buildlock.Hold(filepath.Join(b.CacheDir, "kbuild", b.Arch+".lock"), "the "+b.Arch+" reference kernel", b.Progress.Always())
+	release, err := buildlock.Hold(filepath.Join(b.CacheDir, "kbuild", a.Name+".lock"), "the "+a.Name+" reference kernel", b.Progress.Always())
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	if err := apt.Ensure(b.Progress, append(Tools, a.Compile, apt.Need{Program: "gcc", Package: "build-essential"}, apt.Need{Path: tarball, Package: SourcePackage})...); err != nil {
+	if err := apt.Ensure(b.Progress, append(Tools, compiler(a), apt.Need{Program: "gcc", Package: "build-essential"}, apt.Need{Path: tarball, Package: SourcePackage})...); err != nil {
 		return nil, err
 	}
 	in, err := b.inputs(a)
@@ -158,14 +135,14 @@ func (b Builder) Cached(key string) (image, sum string, ok bool) {
 }
 
 func (b Builder) cached(key string) string {
-	return filepath.Join(b.CacheDir, "kernels", b.Arch+"-"+key[:16], filepath.Base(arches[b.Arch].Output))
+	return filepath.Join(b.CacheDir, "kernels", b.Arch.Name+"-"+key[:16], filepath.Base(b.Arch.BootImage))
 }
 
 // keep stores the build finished in out under key, its inputs.json the
 // build's record with the image's hash and the build time added: one way
 // for every kind of build.
 func (b Builder) keep(key, out string, start time.Time, record any) (*Result, error) {
-	sum, err := images.FileSHA256(filepath.Join(out, arches[b.Arch].Output))
+	sum, err := images.FileSHA256(filepath.Join(out, b.Arch.BootImage))
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +166,7 @@ func (b Builder) Store(key, out string, info []byte) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	for _, f := range []struct{ src, dst string }{{filepath.Join(out, arches[b.Arch].Output), image}, {filepath.Join(out, ".config"), filepath.Join(dir, "config")}} {
+	for _, f := range []struct{ src, dst string }{{filepath.Join(out, b.Arch.BootImage), image}, {filepath.Join(out, ".config"), filepath.Join(dir, "config")}} {
 		if err := copyFile(f.src, f.dst+".tmp"); err != nil {
 			return "", err
 		}
@@ -203,8 +180,8 @@ func (b Builder) Store(key, out string, info []byte) (string, error) {
 }
 
 // inputs hashes everything the build depends on.
-func (b Builder) inputs(a Arch) (Inputs, error) {
-	in := Inputs{Arch: b.Arch, SourcePackage: SourcePackage, Files: map[string]string{}}
+func (b Builder) inputs(a arch.Arch) (Inputs, error) {
+	in := Inputs{Arch: b.Arch.Name, SourcePackage: SourcePackage, Files: map[string]string{}}
 	v, err := exec.Command("dpkg-query", "-W", "-f=${Version}", SourcePackage).Output()
 	if err != nil {
 		return in, fmt.Errorf("%s is not installed: %v", SourcePackage, err)
@@ -214,7 +191,7 @@ func (b Builder) inputs(a Arch) (Inputs, error) {
 		return in, err
 	}
 	var files []string
-	for _, pattern := range []string{"patches/*.patch", "config/common.config", "config/" + b.Arch + ".config"} {
+	for _, pattern := range []string{"patches/*.patch", "config/common.config", "config/" + b.Arch.Name + ".config"} {
 		m, _ := filepath.Glob(filepath.Join(b.KernelDir, pattern))
 		files = append(files, m...)
 	}
@@ -232,7 +209,7 @@ func (b Builder) inputs(a Arch) (Inputs, error) {
 }
 
 // Compiler is the first line of the --version of the compiler for a.
-func Compiler(a Arch) (string, error) {
+func Compiler(a arch.Arch) (string, error) {
 	cc, err := exec.Command(a.Cross+"gcc", "--version").Output()
 	if err != nil {
 		return "", fmt.Errorf("%sgcc: %v", a.Cross, err)
@@ -262,14 +239,14 @@ func (b Builder) tarballSHA256() (string, error) {
 
 // compile prepares a patched tree for the key and builds it; it returns
 // the build directory.
-func (b Builder) compile(a Arch, key string) (string, error) {
+func (b Builder) compile(a arch.Arch, key string) (string, error) {
 	work := filepath.Join(b.CacheDir, "kbuild")
 	pristine := filepath.Join(work, "pristine")
 	// One tree and one build directory per arch, at fixed paths: ccache
 	// then finds its objects again when only a patch changed.
-	src := filepath.Join(work, "src-"+b.Arch)
-	out := filepath.Join(work, "out-"+b.Arch)
-	log := filepath.Join(work, "build-"+b.Arch+".log")
+	src := filepath.Join(work, "src-"+b.Arch.Name)
+	out := filepath.Join(work, "out-"+b.Arch.Name)
+	log := filepath.Join(work, "build-"+b.Arch.Name+".log")
 	if _, err := os.Stat(filepath.Join(pristine, "Makefile")); err != nil {
 		step := announce(b.Progress, "unpacking %s", tarball)
 		os.RemoveAll(pristine)
@@ -303,7 +280,7 @@ func (b Builder) compile(a Arch, key string) (string, error) {
 		os.WriteFile(filepath.Join(src, ".patched"), []byte(key), 0o644)
 		step()
 	}
-	fragments := []string{filepath.Join(b.KernelDir, "config", "common.config"), filepath.Join(b.KernelDir, "config", b.Arch+".config")}
+	fragments := []string{filepath.Join(b.KernelDir, "config", "common.config"), filepath.Join(b.KernelDir, "config", b.Arch.Name+".config")}
 	return out, b.Make(work, src, out, log, fragments)
 }
 
@@ -313,13 +290,13 @@ func (b Builder) compile(a Arch, key string) (string, error) {
 // Lines in absent may be missing from the final .config: options of a
 // feature the tree does not have.
 func (b Builder) Make(work, src, out, log string, fragments []string, absent ...string) error {
-	a := arches[b.Arch]
+	a := b.Arch
 	env := append(withoutMake(os.Environ()),
-		"ARCH="+a.KArch, "CROSS_COMPILE="+a.Cross,
+		"ARCH="+a.KernelArch, "CROSS_COMPILE="+a.Cross,
 		"CCACHE_DIR="+filepath.Join(b.CacheDir, "ccache"), "CCACHE_DEPEND=1", "CCACHE_BASEDIR="+work,
 		// Fixed build identity, so the same inputs give the same image.
 		"KBUILD_BUILD_TIMESTAMP=2026-01-01", "KBUILD_BUILD_USER=smct", "KBUILD_BUILD_HOST=smct", "KBUILD_BUILD_VERSION=1")
-	step := announce(b.Progress, "configuring %s (tinyconfig + kernel/config)", b.Arch)
+	step := announce(b.Progress, "configuring %s (tinyconfig + kernel/config)", b.Arch.Name)
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -336,9 +313,9 @@ func (b Builder) Make(work, src, out, log string, fragments []string, absent ...
 		return err
 	}
 	step()
-	step = announce(b.Progress, "compiling %s (log: %s)", b.Arch, log)
+	step = announce(b.Progress, "compiling %s (log: %s)", b.Arch.Name, log)
 	cc := "CC=ccache " + a.Cross + "gcc"
-	if err := b.makeWithProgress(src, env, log, "make", "O="+out, cc, fmt.Sprintf("-j%d", b.jobs()), a.Target); err != nil {
+	if err := b.makeWithProgress(src, env, log, "make", "O="+out, cc, fmt.Sprintf("-j%d", b.jobs()), a.KernelTarget); err != nil {
 		return err
 	}
 	step()

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/apt"
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
@@ -33,7 +34,7 @@ const FeatureOption = "CONFIG_FTRACE_STACKMAP=y"
 // fragments and built out of tree in the cache. The tree is only read.
 type LocalTree struct {
 	Dir       string // absolute
-	Arch      string
+	Arch      arch.Arch
 	KernelDir string // the project's kernel/ directory
 	CacheDir  string
 	Progress  *progress.Reporter
@@ -76,14 +77,10 @@ type LocalInputs struct {
 
 // CheckTree checks, before anything is fetched or built, that dir is a
 // kernel source tree that can be built out of tree for arch.
-func CheckTree(dir, arch string) error {
-	a, ok := arches[arch]
-	if !ok {
-		return fmt.Errorf("ARCH=%q: want arm64 or x86_64", arch)
-	}
-	for _, p := range []string{"Makefile", "kernel/trace", filepath.Join("arch", archDir(a.KArch))} {
+func CheckTree(dir string, a arch.Arch) error {
+	for _, p := range []string{"Makefile", "kernel/trace", filepath.Join("arch", a.SrcDir)} {
 		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
-			return fmt.Errorf("TREE=%s is not a kernel source tree for %s (no %s)", dir, arch, p)
+			return fmt.Errorf("TREE=%s is not a kernel source tree for %s (no %s)", dir, a.Name, p)
 		}
 	}
 	// kbuild refuses O= when the source tree was configured in place.
@@ -95,33 +92,26 @@ func CheckTree(dir, arch string) error {
 	return nil
 }
 
-func archDir(karch string) string {
-	if karch == "x86_64" {
-		return "x86"
-	}
-	return karch
-}
-
 // Build returns the tree's kernel, building it when this state of the tree
 // was not built before. Each tree has one build directory per arch, kept:
 // after a small change, make rebuilds only what it touched.
 func (t LocalTree) Build() (*Result, TreeState, error) {
-	a := arches[t.Arch]
-	if err := CheckTree(t.Dir, t.Arch); err != nil {
+	a := t.Arch
+	if err := CheckTree(t.Dir, a); err != nil {
 		return nil, TreeState{}, err
 	}
 	state, err := ReadTree(t.Dir)
 	if err != nil {
 		return nil, state, err
 	}
-	work := localWork(t.CacheDir, t.Dir, t.Arch)
-	release, err := buildlock.Hold(work+".lock", "the "+t.Arch+" kernel of "+t.Dir, t.Progress.Always())
+	work := localWork(t.CacheDir, t.Dir, a.Name)
+	release, err := buildlock.Hold(work+".lock", "the "+a.Name+" kernel of "+t.Dir, t.Progress.Always())
 	if err != nil {
 		return nil, state, err
 	}
 	defer release()
-	fragments := []string{filepath.Join(t.KernelDir, "config", "common.config"), filepath.Join(t.KernelDir, "config", t.Arch+".config")}
-	in := LocalInputs{Arch: t.Arch, Commit: state.Commit, Changes: state.Changes, Files: map[string]string{}}
+	fragments := []string{filepath.Join(t.KernelDir, "config", "common.config"), filepath.Join(t.KernelDir, "config", a.Name+".config")}
+	in := LocalInputs{Arch: a.Name, Commit: state.Commit, Changes: state.Changes, Files: map[string]string{}}
 	for _, f := range fragments {
 		sum, err := images.FileSHA256(f)
 		if err != nil {
@@ -131,7 +121,7 @@ func (t LocalTree) Build() (*Result, TreeState, error) {
 		in.Files[rel] = sum
 	}
 	kb := Builder{Arch: t.Arch, KernelDir: t.KernelDir, CacheDir: t.CacheDir, Progress: t.Progress, Jobs: t.Jobs}
-	if err := apt.Ensure(t.Progress, append(Tools, a.Compile, apt.Need{Program: "gcc", Package: "build-essential"})...); err != nil {
+	if err := apt.Ensure(t.Progress, append(Tools, compiler(a), apt.Need{Program: "gcc", Package: "build-essential"})...); err != nil {
 		return nil, state, err
 	}
 	if in.Compiler, err = Compiler(a); err != nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/apt"
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
@@ -76,7 +77,7 @@ func (in TreeInputs) Key() string { return inputsKey(in) }
 // TreeBuilder builds one b4 entry for one arch.
 type TreeBuilder struct {
 	Entry     *images.Entry
-	Arch      string
+	Arch      arch.Arch
 	KernelDir string // the project's kernel/ directory
 	CacheDir  string
 	Progress  *progress.Reporter
@@ -87,20 +88,20 @@ type TreeBuilder struct {
 // Build returns the entry's kernel, fetching, applying and building it
 // when it is not cached.
 func (b TreeBuilder) Build() (*Result, error) {
-	a, ok := arches[b.Arch]
-	if _, pinned := b.Entry.Arches[b.Arch]; !ok || !pinned {
-		return nil, fmt.Errorf("entry %s has no %s kernel", b.Entry.Name, b.Arch)
+	a := b.Arch
+	if _, pinned := b.Entry.Arches[a.Name]; !pinned {
+		return nil, fmt.Errorf("entry %s has no %s kernel", b.Entry.Name, b.Arch.Name)
 	}
 	if err := Check(b.Entry, b.KernelDir); err != nil {
 		return nil, err
 	}
 	// One builder at a time in this entry's tree and build directory.
-	release, err := buildlock.Hold(filepath.Join(b.CacheDir, "treebuild", b.Entry.Name+"-"+b.Arch+".lock"), "the "+b.Entry.Name+" "+b.Arch+" kernel", b.Progress.Always())
+	release, err := buildlock.Hold(filepath.Join(b.CacheDir, "treebuild", b.Entry.Name+"-"+b.Arch.Name+".lock"), "the "+b.Entry.Name+" "+b.Arch.Name+" kernel", b.Progress.Always())
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	needs := append(append([]apt.Need{}, Tools...), a.Compile, apt.Need{Program: "gcc", Package: "build-essential"}, apt.Need{Program: "git", Package: "git"})
+	needs := append(append([]apt.Need{}, Tools...), compiler(a), apt.Need{Program: "gcc", Package: "build-essential"}, apt.Need{Program: "git", Package: "git"})
 	if b.Entry.MessageID != "" {
 		needs = append(needs, apt.Need{Program: "b4", Package: "b4"})
 	}
@@ -119,14 +120,14 @@ func (b TreeBuilder) Build() (*Result, error) {
 	}
 	// One tree and build directory per entry and arch, at fixed paths, so
 	// ccache hits across changes of base or series (as in kbuild).
-	work := filepath.Join(b.CacheDir, "treebuild", b.Entry.Name+"-"+b.Arch)
+	work := filepath.Join(b.CacheDir, "treebuild", b.Entry.Name+"-"+b.Arch.Name)
 	src, out := filepath.Join(work, "src"), filepath.Join(work, "out")
 	start := time.Now()
 	got, err := b.prepare(work, src)
 	if err != nil {
 		return nil, err
 	}
-	if err := kb.Make(work, src, out, filepath.Join(work, "build.log"), Fragments(b.Entry, b.Arch, b.KernelDir)); err != nil {
+	if err := kb.Make(work, src, out, filepath.Join(work, "build.log"), Fragments(b.Entry, b.Arch.Name, b.KernelDir)); err != nil {
 		return nil, err
 	}
 	return kb.keep(key, out, start, struct {
@@ -135,10 +136,10 @@ func (b TreeBuilder) Build() (*Result, error) {
 	}{in, got})
 }
 
-func (b TreeBuilder) inputs(a Arch) (TreeInputs, error) {
+func (b TreeBuilder) inputs(a arch.Arch) (TreeInputs, error) {
 	e := b.Entry
-	in := TreeInputs{Arch: b.Arch, Tree: e.Tree, Base: e.Base, MessageID: e.MessageID, SeriesVersion: e.SeriesVersion, Files: map[string]string{}}
-	for _, f := range Fragments(e, b.Arch, b.KernelDir) {
+	in := TreeInputs{Arch: b.Arch.Name, Tree: e.Tree, Base: e.Base, MessageID: e.MessageID, SeriesVersion: e.SeriesVersion, Files: map[string]string{}}
+	for _, f := range Fragments(e, b.Arch.Name, b.KernelDir) {
 		sum, err := images.FileSHA256(f)
 		if err != nil {
 			return in, err

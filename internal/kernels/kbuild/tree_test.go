@@ -9,9 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 )
+
+var arm64 = arch.MustLookup("arm64")
 
 func entry() *images.Entry {
 	return &images.Entry{Name: "t", Kind: images.KindB4, Tree: "https://git.example.org/linux.git", Base: "v1",
@@ -165,8 +168,8 @@ func TestPrepareFromLocalTreeAndMbox(t *testing.T) {
 	if err := images.CheckEntry(e); err != nil {
 		t.Fatal(err)
 	}
-	b := TreeBuilder{Entry: e, Arch: "arm64", KernelDir: "../../../kernel", CacheDir: tmp, Progress: progress.Discard()}
-	in, err := b.inputs(arches["arm64"])
+	b := TreeBuilder{Entry: e, Arch: arm64, KernelDir: "../../../kernel", CacheDir: tmp, Progress: progress.Discard()}
+	in, err := b.inputs(arm64)
 	if err != nil && !strings.Contains(err.Error(), "gcc") { // the compiler is asked last
 		t.Fatal(err)
 	}
@@ -192,7 +195,7 @@ func TestPrepareFromLocalTreeAndMbox(t *testing.T) {
 		t.Errorf("an mbox without a patch: %v", err)
 	}
 	e.Base = "nosuch"
-	if _, err := b.inputs(arches["arm64"]); err == nil || !strings.Contains(err.Error(), "no revision nosuch") {
+	if _, err := b.inputs(arm64); err == nil || !strings.Contains(err.Error(), "no revision nosuch") {
 		t.Errorf("a base the tree lacks: %v", err)
 	}
 }
