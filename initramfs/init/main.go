@@ -3,7 +3,7 @@
 // Command init is PID 1 of the test guest. It mounts what the suite needs,
 // runs the compiled suite with the arguments the host put in
 // /etc/smct/run.json, writes the reports to the console as checked frames
-// (package frame), and powers the machine off.
+// (package consoleframe), and powers the machine off.
 //
 // The host trusts nothing but those frames: anything that goes wrong here
 // is reported as a guest error line and ends in power-off, never in a

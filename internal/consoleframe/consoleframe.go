@@ -40,7 +40,7 @@ const (
 // Write encodes one file as a frame on w.
 func Write(w io.Writer, name string, data []byte) error {
 	if name == "" || strings.ContainsAny(name, " \t\r\n") {
-		return fmt.Errorf("frame.Write: bad name %q", name)
+		return fmt.Errorf("consoleframe.Write: bad name %q", name)
 	}
 	var packed bytes.Buffer
 	zw := gzip.NewWriter(&packed)

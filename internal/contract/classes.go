@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 
-// Result classes, in ftracetest's terms, told apart in a Ginkgo report.
-//
-// Ginkgo knows passed, failed and skipped. A spec that finds its feature
-// missing, or that cannot decide (its setup broke), marks itself with a
-// report entry naming the class, and then skips or fails.
 package contract
 
 import "github.com/onsi/ginkgo/v2/types"
 
-// Class is the verdict for one spec.
+// Class is the verdict for one spec: a result class in ftracetest's terms,
+// told apart in a Ginkgo report. Ginkgo knows passed, failed and skipped.
+// A spec that finds its feature missing, or that cannot decide (its setup
+// broke), marks itself with a report entry naming the class, and then
+// skips or fails.
 type Class string
 
 const (

@@ -62,11 +62,11 @@ func TestContractCoversRequirements(t *testing.T) {
 	}
 	sort.Strings(unknown)
 	if len(missing) > 0 {
-		t.Errorf("in harness/requirements.go but without a `### ID:` section in %s: %s",
+		t.Errorf("in internal/contract/requirements.go but without a `### ID:` section in %s: %s",
 			contractFile, strings.Join(missing, ", "))
 	}
 	if len(unknown) > 0 {
-		t.Errorf("sections in %s for IDs not in harness/requirements.go: %s",
+		t.Errorf("sections in %s for IDs not in internal/contract/requirements.go: %s",
 			contractFile, strings.Join(unknown, ", "))
 	}
 }
