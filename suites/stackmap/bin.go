@@ -16,7 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ftrace-stackmap/conformance/harness"
-	fmtx "github.com/ftrace-stackmap/conformance/harness/stackmapfmt"
+	fmtx "github.com/ftrace-stackmap/conformance/internal/stackmapfmt"
 )
 
 var _ = describe("the binary export", func() {

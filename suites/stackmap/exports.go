@@ -9,7 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/ftrace-stackmap/conformance/harness"
-	fmtx "github.com/ftrace-stackmap/conformance/harness/stackmapfmt"
+	fmtx "github.com/ftrace-stackmap/conformance/internal/stackmapfmt"
 )
 
 var _ = describe("the text export and the statistics", func() {

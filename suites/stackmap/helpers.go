@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ftrace-stackmap/conformance/harness"
-	fmtx "github.com/ftrace-stackmap/conformance/harness/stackmapfmt"
+	fmtx "github.com/ftrace-stackmap/conformance/internal/stackmapfmt"
 )
 
 // The stack source: the workload's runs, each one fork, one exec and one

@@ -3,7 +3,9 @@
 // Package stackmapfmt parses the stackmap exports (stack_map, stack_map_stat,
 // stack_map_bin) and the <stack_id N> lines of trace, strictly: every
 // departure from the contract's format is an error that names the line or
-// byte offset, so a spec can quote it.
+// byte offset, so a spec can quote it. The guest's specs and the host's
+// dumpcheck both read the exports with it, so it imports neither Ginkgo nor
+// the harness.
 package stackmapfmt
 
 import (
