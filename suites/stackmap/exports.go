@@ -19,7 +19,7 @@ var _ = describe("the text export and the statistics", func() {
 		ids := fmtx.ParseTrace(readTrace(tfs)).IDs
 		blocks := fmtx.IDs(readBlocks(tfs))
 		st := readStat(tfs)
-		harness.Prerequisite("SM-STAT-02", errorOf(st.CapacityError()))
+		harness.Prerequisite("SM-STAT-02", st.CheckCapacity())
 		for _, id := range ids {
 			Expect(blocks).To(HaveKey(id), "trace has <stack_id %d>, stack_map has no block %d", id, id)
 			Expect(int64(id)).To(BeNumerically("<", st.TableSize), "<stack_id %d> is not below table_size %d", id, st.TableSize)
@@ -34,7 +34,7 @@ var _ = describe("the text export and the statistics", func() {
 		blocks, err := fmtx.ParseText(text)
 		failOn(err)
 		Expect(blocks).NotTo(BeEmpty(), "stack_map is empty after a traced workload")
-		Expect(fmtx.OrderError(blocks)).To(BeEmpty())
+		failOn(fmtx.CheckOrder(blocks))
 		By("reading an empty map as an empty file")
 		resetMap(tfs)
 		Expect(tfs.Read(mapNode)).To(BeEmpty(), "stack_map after a reset")
@@ -60,7 +60,7 @@ var _ = describe("the text export and the statistics", func() {
 
 	harness.ReqIt("SM-STAT-02", "sizes the table as a power of two in range, table_size twice the capacity", func() {
 		st := readStat(harness.Root())
-		Expect(st.CapacityError()).To(BeEmpty())
+		failOn(st.CheckCapacity())
 	})
 
 	harness.ReqIt("SM-STAT-03", "counts what the map holds after a workload", func() {

@@ -116,8 +116,8 @@ func readBlocks(tfs *harness.TraceFS) []fmtx.Block {
 	harness.Prerequisite("SM-TEXT-01", wrap(err, "reading stack_map"))
 	blocks, err := fmtx.ParseText(text)
 	harness.Prerequisite("SM-TEXT-01", err)
-	harness.Prerequisite("SM-TEXT-01", errorOf(fmtx.OrderError(blocks)))
-	harness.Prerequisite("SM-TEXT-02", errorOf(fmtx.DuplicateError(blocks)))
+	harness.Prerequisite("SM-TEXT-01", fmtx.CheckOrder(blocks))
+	harness.Prerequisite("SM-TEXT-02", fmtx.CheckUnique(blocks))
 	return blocks
 }
 
@@ -128,7 +128,7 @@ func readStat(tfs *harness.TraceFS) fmtx.Stat {
 	harness.Prerequisite("SM-STAT-01", wrap(err, "reading stack_map_stat"))
 	st, err := fmtx.ParseStat(text)
 	harness.Prerequisite("SM-STAT-01", wrap(err, "stack_map_stat:\n"+text))
-	harness.Prerequisite("SM-STAT-01", errorOf(st.RateError()))
+	harness.Prerequisite("SM-STAT-01", st.CheckRate())
 	return st
 }
 
@@ -167,14 +167,6 @@ func readTrace(tfs *harness.TraceFS) string {
 	text, err := tfs.Read("trace")
 	harness.Must(err, "reading trace")
 	return text
-}
-
-// errorOf turns a parser's problem text into an error ("" is none).
-func errorOf(problem string) error {
-	if problem == "" {
-		return nil
-	}
-	return errors.New(problem)
 }
 
 // wrap adds what was being done to an error, keeping nil nil.
