@@ -12,6 +12,7 @@ package harness
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,6 +76,16 @@ func (t *TraceFS) Instance(name string) *TraceFS {
 func (t *TraceFS) Exists(node string) bool {
 	_, err := os.Lstat(t.Path(node))
 	return err == nil
+}
+
+// Has says whether a node is there. Only ENOENT means it is not; any
+// other error means the lookup could not tell.
+func (t *TraceFS) Has(node string) (bool, error) {
+	_, err := os.Lstat(t.Path(node))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // Read returns a node's whole content.
