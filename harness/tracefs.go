@@ -169,13 +169,14 @@ func stopSpecWrites() {
 	specWrites.Unlock()
 }
 
-// NodeInfo is a node's permission bits and owner.
+// NodeInfo is a node's permission bits, owner and size.
 type NodeInfo struct {
 	Perm     os.FileMode
 	UID, GID uint32
+	Size     int64
 }
 
-// Stat returns a node's mode and owner.
+// Stat returns a node's mode, owner and size.
 func (t *TraceFS) Stat(node string) (NodeInfo, error) {
 	fi, err := os.Lstat(t.Path(node))
 	if err != nil {
@@ -185,7 +186,7 @@ func (t *TraceFS) Stat(node string) (NodeInfo, error) {
 	if !ok {
 		return NodeInfo{}, fmt.Errorf("stat %s: no owner information", node)
 	}
-	return NodeInfo{Perm: fi.Mode().Perm(), UID: st.Uid, GID: st.Gid}, nil
+	return NodeInfo{Perm: fi.Mode().Perm(), UID: st.Uid, GID: st.Gid, Size: fi.Size()}, nil
 }
 
 // Errno extracts the errno from an error returned by this package, or 0.

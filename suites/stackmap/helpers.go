@@ -162,6 +162,14 @@ func parseBin(data []byte) fmtx.Bin {
 	return bin
 }
 
+// statExport returns an export's mode, owner and size. A stat that fails
+// is SM-NODE-02's: the export is missing, or cannot be looked at.
+func statExport(tfs *harness.TraceFS, node string) harness.NodeInfo {
+	info, err := tfs.Stat(node)
+	harness.Prerequisite("SM-NODE-02", err)
+	return info
+}
+
 // readTrace returns trace's text; reading it is a setup step.
 func readTrace(tfs *harness.TraceFS) string {
 	text, err := tfs.Read("trace")

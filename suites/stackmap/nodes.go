@@ -67,8 +67,7 @@ var _ = describe("stackmap nodes", func() {
 			node string
 			perm os.FileMode
 		}{{mapNode, 0o640}, {statNode, 0o440}, {binNode, 0o440}} {
-			got, err := tfs.Stat(n.node)
-			failOn(err)
+			got := statExport(tfs, n.node)
 			Expect(got.Perm).To(Equal(n.perm), "%s mode %#o, want %#o", n.node, got.Perm, n.perm)
 			Expect([]uint32{got.UID, got.GID}).To(Equal([]uint32{trace.UID, trace.GID}),
 				"%s owner %d:%d, want %d:%d like trace", n.node, got.UID, got.GID, trace.UID, trace.GID)

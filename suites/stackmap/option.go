@@ -24,7 +24,7 @@ var _ = describe("the stackmap option", func() {
 			Expect(tfs.Write(optionNode, tc.value)).To(Succeed(), "writing %s to options/stackmap", tc.value)
 			Expect(tfs.ReadTrimmed(optionNode)).To(Equal(tc.value), "options/stackmap after writing %s", tc.value)
 			opts, err := tfs.Read("trace_options")
-			failOn(err)
+			harness.Must(err, "reading trace_options")
 			Expect(harness.HasLine(opts, tc.token)).To(BeTrue(), "trace_options has no line %q after writing %s to options/stackmap", tc.token, tc.value)
 		}
 	})
