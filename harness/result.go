@@ -59,19 +59,21 @@ func end(c contract.Class, msg string, skip int) {
 	Fail(msg, skip+1)
 }
 
-// Prerequisite ends the spec when a check that requirement id covers
-// failed. Only a spec of that requirement fails for it; any other spec is
-// UNRESOLVED and names id, so that one broken requirement is reported once
-// and not echoed by every spec that depends on it.
+// Prerequisite ends the spec as UNRESOLVED, naming id, when a check that
+// requirement id covers failed: the spec of id fails for it, in its own
+// body, so that one broken requirement is reported once and not echoed by
+// every spec that depends on it. A spec checks its own requirement in its
+// body; Prerequisite of its own id is a mistake of the suite, UNRESOLVED
+// whatever err is, so that a correct kernel shows it too.
 func Prerequisite(id string, err error) {
-	if err == nil {
-		return
-	}
 	if _, ok := contract.Requirements[id]; !ok {
 		panic(fmt.Sprintf("Prerequisite(%q): unknown requirement ID", id))
 	}
 	if slices.Contains(CurrentSpecReport().Labels(), id) {
-		Fail(err.Error(), 1)
+		end(contract.Unresolved, fmt.Sprintf("Prerequisite(%q) in a spec of %s: a spec checks its own requirement in its body", id, id), 1)
+	}
+	if err == nil {
+		return
 	}
 	end(contract.Unresolved, fmt.Sprintf("%s is broken, so this cannot be checked: %v", id, err), 1)
 }

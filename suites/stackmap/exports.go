@@ -43,7 +43,7 @@ var _ = describe("the text export and the statistics", func() {
 	harness.ReqIt("SM-TEXT-02", "never heads two blocks with the same id", func() {
 		tfs := harness.Root()
 		record(tfs, workloadRuns)
-		readBlocks(tfs) // fails for a repeated id
+		failOn(fmtx.CheckUnique(mapBlocks(tfs)))
 	})
 
 	harness.ReqIt("SM-STAT-01", "has exactly the stat keys, and success_rate only once something was counted", func() {
@@ -52,10 +52,12 @@ var _ = describe("the text export and the statistics", func() {
 		harness.Set(tfs, optionNode, "1")
 		resetMap(tfs)
 		By("reading the statistics of an empty map")
-		readStat(tfs) // parses and checks success_rate
+		_, err := statOf(tfs)
+		failOn(err)
 		record(tfs, workloadRuns)
 		By("reading the statistics after a traced workload")
-		readStat(tfs)
+		_, err = statOf(tfs)
+		failOn(err)
 	})
 
 	harness.ReqIt("SM-STAT-02", "sizes the table as a power of two in range, table_size twice the capacity", func() {

@@ -44,7 +44,8 @@ var _ = describe("the stackmap option", func() {
 
 	harness.ReqIt("SM-OPT-03", "puts <stack_id N> in trace with a stack source on, and no stacks without one", func() {
 		tfs := harness.Root()
-		record(tfs, workloadRuns)
+		armRecording(tfs)
+		traceWorkload(tfs, workloadRuns)
 		trace := readTrace(tfs)
 		stacks := fmtx.ParseTrace(trace)
 		Expect(stacks.IDs).NotTo(BeEmpty(), "no line ends in <stack_id N> after %d stack-traced sched_process_exec events:\n%s", workloadRuns, trace)
