@@ -54,9 +54,11 @@ func (f *failingT) Fail() { f.failed = true }
 
 // Specs and the helpers they call run on a fake tracefs, never this
 // machine's: a setup step that breaks makes a spec UNRESOLVED naming what
-// broke, and a node that is missing is one failure, its requirement's.
-func TestSetupFailuresAreUnresolved(t *testing.T) {
-	// stack_map_bin is missing, and trace_options cannot be read.
+// broke, a node that is missing is one failure, its requirement's, and a
+// spec fails for its own requirement in its own body.
+func TestSpecClassesOnAFakeTraceFS(t *testing.T) {
+	// stack_map_bin is missing, trace_options cannot be read and
+	// stack_map_stat is out of format.
 	harness.UseTraceFS(fakeTraceFS(t, map[string]os.FileMode{
 		"trace": 0o644, "tracing_on": 0o644, "current_tracer": 0o644, "trace_options/": 0,
 		optionNode: 0o644, mapNode: 0o640, statNode: 0o440, execEnable: 0o644,
@@ -72,7 +74,7 @@ func TestSetupFailuresAreUnresolved(t *testing.T) {
 
 	RegisterFailHandler(Fail)
 	suite, reporter := GinkgoConfiguration()
-	suite.LabelFilter = "unit || SM-NODE-02 || SM-MODE-01 || SM-OPT-01"
+	suite.LabelFilter = "unit || SM-NODE-02 || SM-MODE-01 || SM-OPT-01 || SM-STAT-01"
 	reporter.NoColor, reporter.Succinct = true, true
 	RunSpecs(&failingT{}, "setup failures", suite, reporter)
 
@@ -80,12 +82,13 @@ func TestSetupFailuresAreUnresolved(t *testing.T) {
 		class contract.Class
 		names string // what the reason must name
 	}{
-		"[SM-NODE-02] has stack_map, stack_map_stat and stack_map_bin at the top level": {contract.Fail, "stack_map_bin"},
-		"[SM-MODE-01] gives stack_map mode 0640, the others 0440, all owned like trace": {contract.Unresolved, "SM-NODE-02"},
-		"[SM-OPT-01] reads 0 or 1, round-trips 1 and 0, and trace_options agrees":       {contract.Unresolved, "reading trace_options"},
-		"looks for the feature where tracefs cannot be read":                            {contract.Unresolved, "not a directory"},
-		"stats an export that is missing":                                               {contract.Unresolved, "SM-NODE-02"},
-		"resets the map as a setup step, refused":                                       {contract.Unresolved, "SM-RESET-02"},
+		"[SM-NODE-02] has stack_map, stack_map_stat and stack_map_bin at the top level":            {contract.Fail, "stack_map_bin"},
+		"[SM-MODE-01] gives stack_map mode 0640, the others 0440, all owned like trace":            {contract.Unresolved, "SM-NODE-02"},
+		"[SM-OPT-01] reads 0 or 1, round-trips 1 and 0, and trace_options agrees":                  {contract.Unresolved, "reading trace_options"},
+		"[SM-STAT-01] has exactly the stat keys, and success_rate only once something was counted": {contract.Fail, "stack_map_stat line 1"},
+		"looks for the feature where tracefs cannot be read":                                       {contract.Unresolved, "not a directory"},
+		"stats an export that is missing":                                                          {contract.Unresolved, "SM-NODE-02"},
+		"resets the map as a setup step, refused":                                                  {contract.Unresolved, "SM-RESET-02"},
 	} {
 		r, ok := reports[text]
 		if !ok {
