@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 
 	"golang.org/x/sys/unix"
@@ -268,5 +269,19 @@ func TestKallsymsLookup(t *testing.T) {
 	}
 	if parseKallsyms("0000000000000000 T hidden\n0000000000000000 t also\n") != nil {
 		t.Error("a kallsyms with its addresses hidden gave symbols")
+	}
+}
+
+// `go test ./...` runs the suite with no label filter, outside the guest:
+// it must not run the specs on this machine.
+func TestAskedOnlyWithAFilterOrInTheGuest(t *testing.T) {
+	if _, err := os.Stat(guest.RunConfigPath); err == nil {
+		t.Skip("this is the guest")
+	}
+	if Asked("") {
+		t.Errorf("Asked(no filter) outside the guest = true")
+	}
+	if !Asked("!needs-boot && !stress") {
+		t.Errorf("Asked(live mode's filter) = false")
 	}
 }
