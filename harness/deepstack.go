@@ -3,6 +3,7 @@
 package harness
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"runtime"
@@ -46,23 +47,20 @@ func NewDeepSender() *DeepSender {
 	type result struct {
 		sock int
 		err  error
-		need bool // the error means the kernel lacks something
 	}
 	done := make(chan result, 1)
 	go func() {
 		// The thread is left locked: it ends with the goroutine, and the
 		// namespace it entered with it.
 		runtime.LockOSThread()
-		sock, need, err := buildDeepNet()
-		done <- result{sock, err, need}
+		sock, err := buildDeepNet()
+		done <- result{sock, err}
 	}()
 	r := <-done
-	switch {
-	case r.err != nil && r.need:
+	if errors.Is(r.err, ErrNotSupported) {
 		Unsupported("no deep kernel stack to test with: %v", r.err)
-	case r.err != nil:
-		Unresolved("building the deep-stack network: %v", r.err)
 	}
+	Must(r.err, "building the deep-stack network")
 	DeferCleanup(unix.Close, r.sock)
 	file, err := unix.MemfdCreate("smct-deep", 0)
 	Must(err, "making a memory file to send from")
@@ -73,53 +71,54 @@ func NewDeepSender() *DeepSender {
 }
 
 // buildDeepNet runs on a locked thread: it enters a new network namespace,
-// stacks the devices, and connects a UDP socket across them.
-func buildDeepNet() (sock int, need bool, err error) {
+// stacks the devices, and connects a UDP socket across them. An error that
+// Is ErrNotSupported means the kernel lacks a part.
+func buildDeepNet() (sock int, err error) {
 	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
-		return -1, true, fmt.Errorf("unshare(CLONE_NEWNET): %w (CONFIG_NET_NS?)", err)
+		return -1, Lacks("unshare(CLONE_NEWNET): %w (CONFIG_NET_NS?)", err)
 	}
 	h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
 	if err != nil {
-		return -1, true, fmt.Errorf("netlink: %w", err)
+		return -1, Lacks("netlink: %w", err)
 	}
 	defer h.Close()
 	var parent netlink.Link = &netlink.Dummy{LinkAttrs: netlink.LinkAttrs{Name: "d0"}}
 	if err := h.LinkAdd(parent); err != nil {
-		return -1, true, fmt.Errorf("adding a dummy device: %w (CONFIG_DUMMY?)", err)
+		return -1, Lacks("adding a dummy device: %w (CONFIG_DUMMY?)", err)
 	}
 	for i := 1; i <= vlanLevels; i++ {
 		if parent, err = h.LinkByName(parent.Attrs().Name); err != nil {
-			return -1, false, err
+			return -1, err
 		}
 		if err := h.LinkSetUp(parent); err != nil {
-			return -1, false, fmt.Errorf("setting %s up: %w", parent.Attrs().Name, err)
+			return -1, fmt.Errorf("setting %s up: %w", parent.Attrs().Name, err)
 		}
 		vlan := &netlink.Vlan{LinkAttrs: netlink.LinkAttrs{Name: fmt.Sprintf("v%d", i), ParentIndex: parent.Attrs().Index}, VlanId: 100 + i}
 		if err := h.LinkAdd(vlan); err != nil {
-			return -1, true, fmt.Errorf("stacking VLAN %d of %d: %w (CONFIG_VLAN_8021Q?)", i, vlanLevels, err)
+			return -1, Lacks("stacking VLAN %d of %d: %w (CONFIG_VLAN_8021Q?)", i, vlanLevels, err)
 		}
 		parent = vlan
 	}
 	top, err := h.LinkByName(parent.Attrs().Name)
 	if err != nil {
-		return -1, false, err
+		return -1, err
 	}
 	if err := h.LinkSetUp(top); err != nil {
-		return -1, false, fmt.Errorf("setting %s up: %w", top.Attrs().Name, err)
+		return -1, fmt.Errorf("setting %s up: %w", top.Attrs().Name, err)
 	}
 	addr := &netlink.Addr{IPNet: &net.IPNet{IP: net.IPv4(10, 0, 0, 1), Mask: net.CIDRMask(24, 32)}}
 	if err := h.AddrAdd(top, addr); err != nil {
-		return -1, false, fmt.Errorf("adding 10.0.0.1/24 to %s: %w", top.Attrs().Name, err)
+		return -1, fmt.Errorf("adding 10.0.0.1/24 to %s: %w", top.Attrs().Name, err)
 	}
 	sock, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return -1, true, fmt.Errorf("a UDP socket: %w (CONFIG_INET?)", err)
+		return -1, Lacks("a UDP socket: %w (CONFIG_INET?)", err)
 	}
 	if err := unix.Connect(sock, &unix.SockaddrInet4{Port: 9, Addr: [4]byte{10, 0, 0, 2}}); err != nil {
 		unix.Close(sock)
-		return -1, false, fmt.Errorf("connecting to 10.0.0.2:9 through %s: %w", top.Attrs().Name, err)
+		return -1, fmt.Errorf("connecting to 10.0.0.2:9 through %s: %w", top.Attrs().Name, err)
 	}
-	return sock, false, nil
+	return sock, nil
 }
 
 // SetUpDeepChain defines the synthetic events and the hist triggers that

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 
 	"golang.org/x/sys/unix"
@@ -118,14 +119,24 @@ func TestBufferSizeRounding(t *testing.T) {
 func TestNeeds(t *testing.T) {
 	tfs := fakeTraceFS(t)
 	os.WriteFile(tfs.Path("available_tracers"), []byte("function nop\n"), 0o644)
-	if m := MissingOf(tfs, Node("trace"), Tracer("function")); m != "" {
-		t.Fatalf("MissingOf(met needs) = %q", m)
+	if err := Probe(tfs, Node("trace"), Tracer("function")); err != nil {
+		t.Fatalf("Probe(met needs) = %v", err)
 	}
-	m := MissingOf(tfs, Node("stack_map"), Tracer("function_graph"), Event("sched/sched_switch"))
+	err := Probe(tfs, Node("stack_map"), Tracer("function_graph"), Event("sched/sched_switch"))
+	var lacks *UnsupportedFeatureError
+	if !errors.Is(err, ErrNotSupported) || !errors.As(err, &lacks) {
+		t.Fatalf("Probe(unmet needs) = %v, want an *UnsupportedFeatureError", err)
+	}
 	for _, want := range []string{"no stack_map", `tracer "function_graph"`, "no event sched/sched_switch"} {
-		if !strings.Contains(m, want) {
-			t.Errorf("MissingOf() = %q, want it to mention %q", m, want)
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Probe() = %q, want it to mention %q", err, want)
 		}
+	}
+	// A probe that cannot read tracefs has not found anything missing.
+	os.Mkdir(tfs.Path("README"), 0o755)
+	err = Probe(tfs, Node("stack_map"), Readme("stackmap"))
+	if errors.Is(err, ErrNotSupported) || !errors.Is(err, unix.EISDIR) {
+		t.Fatalf("Probe(unreadable README) = %v, want the read's EISDIR and not ErrNotSupported", err)
 	}
 }
 
@@ -258,5 +269,19 @@ func TestKallsymsLookup(t *testing.T) {
 	}
 	if parseKallsyms("0000000000000000 T hidden\n0000000000000000 t also\n") != nil {
 		t.Error("a kallsyms with its addresses hidden gave symbols")
+	}
+}
+
+// `go test ./...` runs the suite with no label filter, outside the guest:
+// it must not run the specs on this machine.
+func TestAskedOnlyWithAFilterOrInTheGuest(t *testing.T) {
+	if _, err := os.Stat(guest.RunConfigPath); err == nil {
+		t.Skip("this is the guest")
+	}
+	if Asked("") {
+		t.Errorf("Asked(no filter) outside the guest = true")
+	}
+	if !Asked("!needs-boot && !stress") {
+		t.Errorf("Asked(live mode's filter) = false")
 	}
 }

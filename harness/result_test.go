@@ -4,6 +4,8 @@ package harness
 
 import (
 	"errors"
+	"os"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -20,7 +22,7 @@ func (f *failingT) Fail() { f.failed = true }
 
 // The result helpers put each spec in the class its cause deserves: a
 // failed setup step and a broken prerequisite of another requirement are
-// UNRESOLVED naming it, a broken check of the spec's own requirement FAIL.
+// UNRESOLVED naming it.
 func TestResultClasses(t *testing.T) {
 	broken := errors.New("write error: device or resource busy")
 	classes := map[string]contract.Class{}
@@ -28,8 +30,27 @@ func TestResultClasses(t *testing.T) {
 	It("setup step fails", func() { Must(broken, "writing 1 to tracing_on") })
 	It("setup step works", func() { Must(nil, "writing 1 to tracing_on") })
 	ReqIt("SM-STAT-03", "prerequisite of another requirement broken", func() { Prerequisite("SM-STAT-01", broken) })
-	ReqIt("SM-STAT-01", "own requirement broken", func() { Prerequisite("SM-STAT-01", broken) })
+	// A spec checks its own requirement in its body, never through a
+	// helper's Prerequisite: that is a mistake of the suite, whatever err is.
+	ReqIt("SM-STAT-01", "own requirement as a prerequisite, broken", func() { Prerequisite("SM-STAT-01", broken) })
+	ReqIt("SM-STAT-01", "own requirement as a prerequisite, met", func() { Prerequisite("SM-STAT-01", nil) })
 	ReqIt("SM-BIN-03", "note on a pass", func() { Note("symbols not compared") })
+
+	// A probe that finds something missing makes the spec UNSUPPORTED; one
+	// that cannot read tracefs has found nothing missing: UNRESOLVED.
+	tfs, unreadable := fakeTraceFS(t), fakeTraceFS(t)
+	os.WriteFile(tfs.Path("available_tracers"), []byte("function nop\n"), 0o644)
+	os.WriteFile(tfs.Path("README"), []byte("tracing mini-HOWTO:\n"), 0o644)
+	os.Mkdir(unreadable.Path("available_tracers"), 0o755)
+	os.Mkdir(unreadable.Path("README"), 0o755)
+	It("needs met", func() { Require(tfs, Node("trace"), Tracer("function"), Readme("mini-HOWTO")) })
+	It("tracer missing", func() { Require(tfs, Tracer("function_graph")) })
+	It("node missing", func() { Require(tfs, Node("stack_map")) })
+	It("README phrase missing", func() { Require(tfs, Readme("stackmap")) })
+	It("available_tracers unreadable", func() { Require(unreadable, Tracer("function")) })
+	It("README unreadable", func() { Require(unreadable, Readme("stackmap")) })
+	It("node cannot be looked up", func() { Require(tfs, Node("trace/stack_map")) })
+	It("missing and unreadable", func() { Require(unreadable, Node("stack_map"), Tracer("function")) })
 
 	var reports []types.SpecReport
 	ReportAfterSuite("collect", func(r Report) { reports = r.SpecReports })
@@ -41,14 +62,27 @@ func TestResultClasses(t *testing.T) {
 		"setup step fails": contract.Unresolved,
 		"setup step works": contract.Pass,
 		"[SM-STAT-03] prerequisite of another requirement broken": contract.Unresolved,
-		"[SM-STAT-01] own requirement broken":                     contract.Fail,
+		"[SM-STAT-01] own requirement as a prerequisite, broken":  contract.Unresolved,
+		"[SM-STAT-01] own requirement as a prerequisite, met":     contract.Unresolved,
 		"[SM-BIN-03] note on a pass":                              contract.Pass,
+		"needs met":                                               contract.Pass,
+		"tracer missing":                                          contract.Unsupported,
+		"node missing":                                            contract.Unsupported,
+		"README phrase missing":                                   contract.Unsupported,
+		"available_tracers unreadable":                            contract.Unresolved,
+		"README unreadable":                                       contract.Unresolved,
+		"node cannot be looked up":                                contract.Unresolved,
+		"missing and unreadable":                                  contract.Unresolved,
 	} {
 		if got := classes[text]; got != want {
 			t.Errorf("%q ended %s, want %s", text, got, want)
 		}
 	}
 	for _, r := range reports {
+		// Ginkgo reports where the spec called the helper, not the helper.
+		if r.Failure.Message != "" && !strings.HasSuffix(r.Failure.Location.FileName, "/result_test.go") {
+			t.Errorf("%q ended at %s, want the spec's line", r.LeafNodeText, r.Failure.Location)
+		}
 		if r.LeafNodeText == "[SM-STAT-03] prerequisite of another requirement broken" {
 			if msg := r.Failure.Message; msg != "SM-STAT-01 is broken, so this cannot be checked: "+broken.Error() {
 				t.Errorf("UNRESOLVED message %q does not name SM-STAT-01 and the cause", msg)

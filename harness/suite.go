@@ -143,6 +143,11 @@ func Root() *TraceFS {
 	return root
 }
 
+// UseTraceFS makes the specs run against t instead of the tracefs
+// SetUpSuite finds: a test runs specs on a fake tracefs, a directory of
+// plain files, with nothing saved or restored.
+func UseTraceFS(t *TraceFS) { root = t }
+
 // AtStart is the snapshot of the settings taken before the first spec,
 // which for a run right after boot are the boot-time settings.
 func AtStart() *Snapshot { return bootTime }

@@ -12,6 +12,7 @@ package harness
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,6 +76,16 @@ func (t *TraceFS) Instance(name string) *TraceFS {
 func (t *TraceFS) Exists(node string) bool {
 	_, err := os.Lstat(t.Path(node))
 	return err == nil
+}
+
+// Has says whether a node is there. Only ENOENT means it is not; any
+// other error means the lookup could not tell.
+func (t *TraceFS) Has(node string) (bool, error) {
+	_, err := os.Lstat(t.Path(node))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // Read returns a node's whole content.
@@ -158,13 +169,14 @@ func stopSpecWrites() {
 	specWrites.Unlock()
 }
 
-// NodeInfo is a node's permission bits and owner.
+// NodeInfo is a node's permission bits, owner and size.
 type NodeInfo struct {
 	Perm     os.FileMode
 	UID, GID uint32
+	Size     int64
 }
 
-// Stat returns a node's mode and owner.
+// Stat returns a node's mode, owner and size.
 func (t *TraceFS) Stat(node string) (NodeInfo, error) {
 	fi, err := os.Lstat(t.Path(node))
 	if err != nil {
@@ -174,7 +186,7 @@ func (t *TraceFS) Stat(node string) (NodeInfo, error) {
 	if !ok {
 		return NodeInfo{}, fmt.Errorf("stat %s: no owner information", node)
 	}
-	return NodeInfo{Perm: fi.Mode().Perm(), UID: st.Uid, GID: st.Gid}, nil
+	return NodeInfo{Perm: fi.Mode().Perm(), UID: st.Uid, GID: st.Gid, Size: fi.Size()}, nil
 }
 
 // Errno extracts the errno from an error returned by this package, or 0.

@@ -2,11 +2,13 @@
 
 // Package suites is the conformance suite's single test binary: the
 // baseline ftrace specs and the stackmap specs, compiled with `go test -c`
-// and run inside the guest (or directly on a machine, in live mode).
+// and run inside the guest (or directly on a machine, in live mode). Run
+// by `go test ./...`, it skips: see harness.Asked.
 package suites
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"testing"
 
@@ -24,8 +26,12 @@ func init() { harness.RegisterFlags(flag.CommandLine) }
 func TestMain(m *testing.M) { os.Exit(harness.ExitCode(m.Run())) }
 
 func TestConformance(t *testing.T) {
-	RegisterFailHandler(Fail)
 	suiteConfig, reporterConfig := GinkgoConfiguration()
+	if !harness.Asked(suiteConfig.LabelFilter) {
+		fmt.Fprintln(os.Stderr, "skipping the suite:", harness.NotAsked) // seen without -test.v too
+		t.Skip(harness.NotAsked)
+	}
+	RegisterFailHandler(Fail)
 	harness.ConfigureOutput(&reporterConfig)
 	RunSpecs(t, "ftrace stackmap conformance", suiteConfig, reporterConfig)
 	// A second interrupt makes Ginkgo skip the cleanup that restores tracefs.

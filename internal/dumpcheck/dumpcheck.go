@@ -20,7 +20,7 @@ import (
 	"strings"
 	"time"
 
-	fmtx "github.com/ftrace-stackmap/conformance/harness/stackmapfmt"
+	fmtx "github.com/ftrace-stackmap/conformance/internal/stackmapfmt"
 )
 
 // Tool is where a tree keeps the decoder.

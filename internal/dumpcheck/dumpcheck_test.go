@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	fmtx "github.com/ftrace-stackmap/conformance/harness/stackmapfmt"
+	fmtx "github.com/ftrace-stackmap/conformance/internal/stackmapfmt"
 )
 
 // export writes a v4 stack_map_bin of two stacks and its stack_map.

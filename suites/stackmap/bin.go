@@ -16,7 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ftrace-stackmap/conformance/harness"
-	fmtx "github.com/ftrace-stackmap/conformance/harness/stackmapfmt"
+	fmtx "github.com/ftrace-stackmap/conformance/internal/stackmapfmt"
 )
 
 var _ = describe("the binary export", func() {
@@ -32,10 +32,12 @@ var _ = describe("the binary export", func() {
 	harness.ReqIt("SM-BIN-02", "holds exactly nr_stacks records in ascending id order that fill the file, and reports size 0", func() {
 		tfs := harness.Root()
 		record(tfs, workloadRuns)
-		fi, err := os.Stat(tfs.Path(binNode))
-		Expect(err).NotTo(HaveOccurred())
-		Expect(fi.Size()).To(BeZero(), "stack_map_bin reports size %d, want 0", fi.Size())
-		bin := readBin(tfs) // checks count, order, padding and that the records fill the file
+		size := statExport(tfs, binNode).Size
+		Expect(size).To(BeZero(), "stack_map_bin reports size %d, want 0", size)
+		data, err := binData(tfs)
+		failOn(err)
+		bin, err := binRecords(data)
+		failOn(err) // count, order, padding and that the records fill the file
 		Expect(bin.Records).NotTo(BeEmpty(), "no records after a traced workload")
 	})
 

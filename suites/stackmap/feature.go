@@ -5,10 +5,12 @@
 package stackmap
 
 import (
-	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"errors"
+
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/ftrace-stackmap/conformance/harness"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 )
 
 // Nodes of the feature, relative to the tracefs root.
@@ -19,29 +21,39 @@ const (
 	binNode    = "stack_map_bin"
 )
 
-// featureMissing says why the kernel does not have the feature, or "" when it
-// has. Both the option and the text export must be there; an option without
-// the map is a failed init, which SM-INIT-01 reports as a failure and every
-// other spec as the reason it cannot run.
-func featureMissing(t *harness.TraceFS) string {
-	hasOption, hasMap := t.Exists(optionNode), t.Exists(mapNode)
+// featureErr says whether the kernel has the feature: nil when it has, an
+// error that Is harness.ErrNotSupported saying why not, or the error of a
+// lookup that could not tell. Both the option and the text export must be
+// there; an option without the map is a failed init, which SM-INIT-01
+// reports as a failure and every other spec as the reason it cannot run.
+func featureErr(t *harness.TraceFS) error {
+	hasOption, err := t.Has(optionNode)
+	if err != nil {
+		return err
+	}
+	hasMap, err := t.Has(mapNode)
+	if err != nil {
+		return err
+	}
 	switch {
 	case !hasOption && !hasMap:
-		return contract.NoStackmapFeature + " (no options/stackmap, no stack_map)"
+		return harness.Lacks("%s (no options/stackmap, no stack_map)", contract.NoStackmapFeature)
 	case !hasOption:
-		return "kernel has stack_map but no options/stackmap"
+		return harness.Lacks("kernel has stack_map but no options/stackmap")
 	case !hasMap:
-		return "options/stackmap exists but stack_map does not: map init failed (see SM-INIT-01)"
+		return harness.Lacks("options/stackmap exists but stack_map does not: map init failed (see SM-INIT-01)")
 	}
-	return ""
+	return nil
 }
 
-// requireFeature ends the spec as UNSUPPORTED when the feature is absent.
+// requireFeature ends the spec as UNSUPPORTED when the feature is absent,
+// and as UNRESOLVED when tracefs could not be looked at.
 func requireFeature(t *harness.TraceFS) {
-	if why := featureMissing(t); why != "" {
-		AddReportEntry(contract.FeatureEntry, why)
-		harness.Unsupported("%s", why)
+	err := featureErr(t)
+	if errors.Is(err, harness.ErrNotSupported) {
+		AddReportEntry(contract.FeatureEntry, err.Error())
 	}
+	harness.Supported(err)
 }
 
 // describe declares a container of specs that need the feature: on a

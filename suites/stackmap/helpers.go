@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ftrace-stackmap/conformance/harness"
-	fmtx "github.com/ftrace-stackmap/conformance/harness/stackmapfmt"
+	fmtx "github.com/ftrace-stackmap/conformance/internal/stackmapfmt"
 )
 
 // The stack source: the workload's runs, each one fork, one exec and one
@@ -108,38 +108,62 @@ func traceWorkloadUntil(tfs *harness.TraceFS, n int, done func() bool) {
 	harness.Must(err, "running the workload")
 }
 
-// readBlocks reads and parses stack_map. A read that fails, a block that
-// is not well-formed or out of order is SM-TEXT-01's; an id heading two
-// blocks is SM-TEXT-02's.
-func readBlocks(tfs *harness.TraceFS) []fmtx.Block {
+// mapBlocks reads and parses stack_map. A read that fails, a block that
+// is not well-formed or out of order is SM-TEXT-01's.
+func mapBlocks(tfs *harness.TraceFS) []fmtx.Block {
 	text, err := tfs.Read(mapNode)
 	harness.Prerequisite("SM-TEXT-01", wrap(err, "reading stack_map"))
 	blocks, err := fmtx.ParseText(text)
 	harness.Prerequisite("SM-TEXT-01", err)
-	harness.Prerequisite("SM-TEXT-01", errorOf(fmtx.OrderError(blocks)))
-	harness.Prerequisite("SM-TEXT-02", errorOf(fmtx.DuplicateError(blocks)))
+	harness.Prerequisite("SM-TEXT-01", fmtx.CheckOrder(blocks))
 	return blocks
 }
 
-// readStat reads and parses stack_map_stat: a read that fails, a line out
-// of format or a success_rate that is wrong is SM-STAT-01's.
-func readStat(tfs *harness.TraceFS) fmtx.Stat {
+// readBlocks is mapBlocks for a spec that looks blocks up by id: an id
+// heading two blocks is SM-TEXT-02's.
+func readBlocks(tfs *harness.TraceFS) []fmtx.Block {
+	blocks := mapBlocks(tfs)
+	harness.Prerequisite("SM-TEXT-02", fmtx.CheckUnique(blocks))
+	return blocks
+}
+
+// statOf reads and parses stack_map_stat and checks its success_rate:
+// SM-STAT-01's check, whose error says what is wrong.
+func statOf(tfs *harness.TraceFS) (fmtx.Stat, error) {
 	text, err := tfs.Read(statNode)
-	harness.Prerequisite("SM-STAT-01", wrap(err, "reading stack_map_stat"))
+	if err != nil {
+		return fmtx.Stat{}, wrap(err, "reading stack_map_stat")
+	}
 	st, err := fmtx.ParseStat(text)
-	harness.Prerequisite("SM-STAT-01", wrap(err, "stack_map_stat:\n"+text))
-	harness.Prerequisite("SM-STAT-01", errorOf(st.RateError()))
+	if err != nil {
+		return st, wrap(err, "stack_map_stat:\n"+text)
+	}
+	return st, st.CheckRate()
+}
+
+// readStat is statOf for a spec that needs the statistics: what is wrong
+// with them is SM-STAT-01's.
+func readStat(tfs *harness.TraceFS) fmtx.Stat {
+	st, err := statOf(tfs)
+	harness.Prerequisite("SM-STAT-01", err)
 	return st
 }
 
-// readBinFile reads stack_map_bin whole. A read that fails is SM-BIN-02's
-// (the records fill the file); ENOMEM at open is allowed by the contract.
-func readBinFile(tfs *harness.TraceFS) []byte {
+// binData reads stack_map_bin whole; ENOMEM at open is allowed by the
+// contract, and makes the spec UNSUPPORTED.
+func binData(tfs *harness.TraceFS) ([]byte, error) {
 	data, err := os.ReadFile(tfs.Path(binNode))
 	if harness.Errno(err) == unix.ENOMEM {
 		harness.Unsupported("stack_map_bin open() gave ENOMEM: the snapshot of a map this large does not fit")
 	}
-	harness.Prerequisite("SM-BIN-02", wrap(err, "reading stack_map_bin"))
+	return data, wrap(err, "reading stack_map_bin")
+}
+
+// readBinFile is binData for a spec that needs the file: a read that fails
+// is SM-BIN-02's (the records fill the file).
+func readBinFile(tfs *harness.TraceFS) []byte {
+	data, err := binData(tfs)
+	harness.Prerequisite("SM-BIN-02", err)
 	return data
 }
 
@@ -153,13 +177,28 @@ func readBin(tfs *harness.TraceFS) fmtx.Bin {
 
 // parseBin is readBin for bytes already read.
 func parseBin(data []byte) fmtx.Bin {
+	bin, err := binRecords(data)
+	harness.Prerequisite("SM-BIN-02", err)
+	return bin
+}
+
+// binRecords parses stack_map_bin's records: SM-BIN-02's check, whose
+// error says what is wrong. A header in the wrong byte order is SM-BIN-01's.
+func binRecords(data []byte) (fmtx.Bin, error) {
 	bin, err := fmtx.ParseBin(data, binary.NativeEndian)
 	var header *fmtx.HeaderError
 	if errors.As(err, &header) {
 		harness.Prerequisite("SM-BIN-01", err)
 	}
-	harness.Prerequisite("SM-BIN-02", err)
-	return bin
+	return bin, err
+}
+
+// statExport returns an export's mode, owner and size. A stat that fails
+// is SM-NODE-02's: the export is missing, or cannot be looked at.
+func statExport(tfs *harness.TraceFS, node string) harness.NodeInfo {
+	info, err := tfs.Stat(node)
+	harness.Prerequisite("SM-NODE-02", err)
+	return info
 }
 
 // readTrace returns trace's text; reading it is a setup step.
@@ -167,14 +206,6 @@ func readTrace(tfs *harness.TraceFS) string {
 	text, err := tfs.Read("trace")
 	harness.Must(err, "reading trace")
 	return text
-}
-
-// errorOf turns a parser's problem text into an error ("" is none).
-func errorOf(problem string) error {
-	if problem == "" {
-		return nil
-	}
-	return errors.New(problem)
 }
 
 // wrap adds what was being done to an error, keeping nil nil.

@@ -22,12 +22,14 @@ var _ = Describe("stackmap init", Label(contract.LabelStackmap), func() {
 		if harness.Profile() != contract.ProfileV4 {
 			harness.Unsupported("SM-INIT-01 belongs to the v4 profile only")
 		}
-		if !tfs.Exists(optionNode) {
-			why := featureMissing(tfs)
-			AddReportEntry(contract.FeatureEntry, why)
-			harness.Unsupported("%s", why)
+		hasOption, err := tfs.Has(optionNode)
+		harness.Must(err, "looking for options/stackmap")
+		if !hasOption {
+			requireFeature(tfs) // no option, no feature: UNSUPPORTED with the reason
 		}
-		if tfs.Exists(mapNode) {
+		hasMap, err := tfs.Has(mapNode)
+		harness.Must(err, "looking for stack_map")
+		if hasMap {
 			return // the option has its map: nothing more to ask
 		}
 		By("finding options/stackmap without stack_map: the map failed to initialise")
@@ -35,7 +37,7 @@ var _ = Describe("stackmap init", Label(contract.LabelStackmap), func() {
 		if v, err := tfs.ReadTrimmed(optionNode); err != nil || v != "0" {
 			problems = append(problems, fmt.Sprintf("options/stackmap reads %q (%s), want 0 without a map", v, errText(err)))
 		}
-		err := tfs.Write(optionNode, "1")
+		err = tfs.Write(optionNode, "1")
 		if err == nil {
 			DeferCleanup(tfs.Write, optionNode, "0")
 		}
@@ -65,8 +67,7 @@ var _ = describe("stackmap nodes", func() {
 			node string
 			perm os.FileMode
 		}{{mapNode, 0o640}, {statNode, 0o440}, {binNode, 0o440}} {
-			got, err := tfs.Stat(n.node)
-			failOn(err)
+			got := statExport(tfs, n.node)
 			Expect(got.Perm).To(Equal(n.perm), "%s mode %#o, want %#o", n.node, got.Perm, n.perm)
 			Expect([]uint32{got.UID, got.GID}).To(Equal([]uint32{trace.UID, trace.GID}),
 				"%s owner %d:%d, want %d:%d like trace", n.node, got.UID, got.GID, trace.UID, trace.GID)

@@ -11,7 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/ftrace-stackmap/conformance/harness"
-	fmtx "github.com/ftrace-stackmap/conformance/harness/stackmapfmt"
+	fmtx "github.com/ftrace-stackmap/conformance/internal/stackmapfmt"
 )
 
 var _ = describe("the stackmap option", func() {
@@ -24,7 +24,7 @@ var _ = describe("the stackmap option", func() {
 			Expect(tfs.Write(optionNode, tc.value)).To(Succeed(), "writing %s to options/stackmap", tc.value)
 			Expect(tfs.ReadTrimmed(optionNode)).To(Equal(tc.value), "options/stackmap after writing %s", tc.value)
 			opts, err := tfs.Read("trace_options")
-			failOn(err)
+			harness.Must(err, "reading trace_options")
 			Expect(harness.HasLine(opts, tc.token)).To(BeTrue(), "trace_options has no line %q after writing %s to options/stackmap", tc.token, tc.value)
 		}
 	})
@@ -44,7 +44,8 @@ var _ = describe("the stackmap option", func() {
 
 	harness.ReqIt("SM-OPT-03", "puts <stack_id N> in trace with a stack source on, and no stacks without one", func() {
 		tfs := harness.Root()
-		record(tfs, workloadRuns)
+		armRecording(tfs)
+		traceWorkload(tfs, workloadRuns)
 		trace := readTrace(tfs)
 		stacks := fmtx.ParseTrace(trace)
 		Expect(stacks.IDs).NotTo(BeEmpty(), "no line ends in <stack_id N> after %d stack-traced sched_process_exec events:\n%s", workloadRuns, trace)

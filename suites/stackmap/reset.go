@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ftrace-stackmap/conformance/harness"
-	fmtx "github.com/ftrace-stackmap/conformance/harness/stackmapfmt"
+	fmtx "github.com/ftrace-stackmap/conformance/internal/stackmapfmt"
 )
 
 // marker is written to trace_marker so a spec can tell whether trace was cleared.

@@ -10,7 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/ftrace-stackmap/conformance/harness"
-	fmtx "github.com/ftrace-stackmap/conformance/harness/stackmapfmt"
+	fmtx "github.com/ftrace-stackmap/conformance/internal/stackmapfmt"
 )
 
 var _ = describe("reading the nodes under load", func() {

@@ -36,7 +36,22 @@ var (
 	rootDir string // the project's root
 )
 
+// asked is whether this run boots kernels: the tests need QEMU, root for
+// some, and most of an hour, so `go test ./...` skips them. make test asks.
+var asked = os.Getenv("SMCT_E2E") == "1"
+
+// needBoots skips a test unless the run was asked to boot kernels.
+func needBoots(t *testing.T) {
+	t.Helper()
+	if !asked {
+		t.Skip("boots kernels under QEMU: set SMCT_E2E=1 to run it (make test does)")
+	}
+}
+
 func TestMain(m *testing.M) {
+	if !asked {
+		os.Exit(m.Run()) // every test skips; smct is not built
+	}
 	rootDir, _ = filepath.Abs("../..")
 	tmp, err := os.MkdirTemp("", "smct-e2e-")
 	if err != nil {
@@ -112,6 +127,7 @@ func atOnce(t *testing.T, n int, args ...string) []runOut {
 var closing = regexp.MustCompile(`^(\d+) passed, (\d+) failed, (\d+) skipped$`)
 
 func TestDebianKernelPassesBaselineAndLacksStackmap(t *testing.T) {
+	needBoots(t)
 	for _, arch := range []string{"arm64", "x86_64"} {
 		t.Run(arch, func(t *testing.T) {
 			r := qemuTest(t, "-arch", arch, "-image", "debian-6.12")
@@ -163,6 +179,7 @@ func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
 // TestRequireFeature: a kernel without the feature fails a run that
 // requires it, and passes one that does not, saying which in each.
 func TestRequireFeature(t *testing.T) {
+	needBoots(t)
 	labels := "BASE-ONOFF-01 || SM-NODE-01"
 	for _, tc := range []struct {
 		name    string
@@ -186,6 +203,7 @@ func TestRequireFeature(t *testing.T) {
 }
 
 func TestBadInputGetsAReasonAndExit2(t *testing.T) {
+	needBoots(t)
 	arm64Kernel := fetch(t, "arm64")
 	for _, tc := range []struct {
 		name   string
@@ -236,6 +254,7 @@ func fetch(t *testing.T, arch string) string {
 // A kernel that cannot run our init (here: an x86_64 kernel given the arm64
 // init) must end as a panic, not a pass.
 func TestInitThatCannotRunIsNoVerdict(t *testing.T) {
+	needBoots(t)
 	ctx := context.Background()
 	b := initramfs.Builder{ModuleDir: rootDir, OutDir: filepath.Join(rootDir, "build", "arm64"), Arch: "arm64"}
 	base, err := b.Build(ctx)
@@ -260,6 +279,7 @@ func TestInitThatCannotRunIsNoVerdict(t *testing.T) {
 }
 
 func TestMissingQEMUIsNamed(t *testing.T) {
+	needBoots(t)
 	m := qemu.Machines()["arm64"]
 	m.Binary = "qemu-system-nonexistent"
 	_, err := qemu.Run(context.Background(), qemu.Boot{Machine: m, ConsoleLog: filepath.Join(t.TempDir(), "c")})
@@ -270,6 +290,7 @@ func TestMissingQEMUIsNamed(t *testing.T) {
 
 // A pin that no longer matches the archive stops the fetch with what to do.
 func TestBrokenPinsStopTheFetch(t *testing.T) {
+	needBoots(t)
 	lock, err := images.Read(filepath.Join(rootDir, "images.lock"))
 	if err != nil {
 		t.Fatal(err)
@@ -301,6 +322,7 @@ func TestBrokenPinsStopTheFetch(t *testing.T) {
 // The reference kernel (built from kernel/ on first use) passes every spec,
 // under both profiles.
 func TestReferenceKernelPassesEverySpec(t *testing.T) {
+	needBoots(t)
 	for _, arch := range []string{"x86_64", "arm64"} {
 		for _, profile := range []string{"v4", "v3"} {
 			t.Run(arch+"/"+profile, func(t *testing.T) {
@@ -351,6 +373,7 @@ func only(cov map[string]string, class string) []string {
 // against the v4 profile, fails the requirements where v3 and v4 differ
 // and nothing else, without a single UNRESOLVED.
 func TestV3KernelUnderV4FailsOnlyTheDifferences(t *testing.T) {
+	needBoots(t)
 	r := qemuTest(t, "-arch", "x86_64", "-profile", "v4", "-append", "ftrace_stackmap.profile=v3")
 	cov := coverage(r.stdout)
 	want := []string{"SM-BIN-01", "SM-DEPTH-01", "SM-INST-02", "SM-RESET-05"}
@@ -366,6 +389,7 @@ func TestV3KernelUnderV4FailsOnlyTheDifferences(t *testing.T) {
 // boot's requirement, with the console as evidence, quickly, and every
 // other boot's results stay.
 func TestBootThatDiesIsAFailureNotTheEnd(t *testing.T) {
+	needBoots(t)
 	start := time.Now()
 	r := qemuTest(t, "-arch", "x86_64", "-append", "ftrace_stackmap.faults=bits_null")
 	cov := coverage(r.stdout)
@@ -404,6 +428,7 @@ func evidencePath(t *testing.T, r runOut) string {
 // Every fault switch of the reference kernel is caught by a spec of the
 // requirement it breaks, and the kernel without faults fails nothing.
 func TestMutantsAreCaught(t *testing.T) {
+	needBoots(t)
 	cmd := exec.Command(smct, "mutants", "-arch", "x86_64")
 	cmd.Dir = rootDir
 	out, err := cmd.CombinedOutput()
@@ -417,6 +442,7 @@ func TestMutantsAreCaught(t *testing.T) {
 // take turns in the shared build directory and both end with the verdict
 // a run alone gives.
 func TestTwoRunsAtOnceShareTheBuild(t *testing.T) {
+	needBoots(t)
 	for _, f := range []string{"initramfs.cpio.sources", "initramfs.cpio.key"} {
 		os.Remove(filepath.Join(rootDir, "build", "arm64", f))
 	}
@@ -431,6 +457,7 @@ func TestTwoRunsAtOnceShareTheBuild(t *testing.T) {
 // elsewhere (a kernel tree) -C names it; its results still go to the
 // project's results/ unless -results says otherwise.
 func TestRunsFromAnywhere(t *testing.T) {
+	needBoots(t)
 	for name, tc := range map[string]struct {
 		dir  string
 		args []string

@@ -96,6 +96,7 @@ func row(t *testing.T, table, id string) []string {
 // base has no feature (UNSUPPORTED), the patch that adds the ABI makes it
 // pass from there on, the baseline passes throughout, and the walk passes.
 func TestReviewWalksTheReferenceSeries(t *testing.T) {
+	needBoots(t)
 	base := linuxBase(t)
 	patches, _ := filepath.Glob(filepath.Join(rootDir, "kernel", "patches", "*.patch"))
 	var mbox []byte
@@ -177,6 +178,7 @@ func TestReviewWalksTheReferenceSeries(t *testing.T) {
 // A middle patch that does not build fails the walk, named with the
 // compiler's error, and the walk goes on with the next prefix.
 func TestReviewReportsAPatchThatDoesNotBuild(t *testing.T) {
+	needBoots(t)
 	base := linuxBase(t)
 	work := filepath.Join(t.TempDir(), "linux")
 	git(t, "", "clone", "--quiet", "--shared", base, work)

@@ -66,9 +66,23 @@ func ParseStat(s string) (Stat, error) {
 	return st, nil
 }
 
-// RateError checks the success_rate line against the counters (SM-STAT-01):
-// present only when S+D > 0, and equal to floor(100*S/(S+D)).
-func (st Stat) RateError() string {
+// RateError is a success_rate line that disagrees with the counters
+// (SM-STAT-01).
+type RateError struct{ Stat Stat }
+
+func (e *RateError) Error() string { return rateProblem(e.Stat) }
+
+// CheckRate checks the success_rate line against the counters: present
+// only when S+D > 0, and equal to floor(100*S/(S+D)). It returns a
+// *RateError, or nil.
+func (st Stat) CheckRate() error {
+	if rateProblem(st) == "" {
+		return nil
+	}
+	return &RateError{st}
+}
+
+func rateProblem(st Stat) string {
 	total := st.Successes + st.Drops
 	switch {
 	case total == 0 && st.HasSuccessRate:
@@ -81,9 +95,22 @@ func (st Stat) RateError() string {
 	return ""
 }
 
-// CapacityError checks the sizes (SM-STAT-02): B a power of two in
-// [2^10, 2^18], T = 2B, A <= B.
-func (st Stat) CapacityError() string {
+// CapacityError is a stack_map_stat whose sizes are out of the contract
+// (SM-STAT-02).
+type CapacityError struct{ Stat Stat }
+
+func (e *CapacityError) Error() string { return capacityProblem(e.Stat) }
+
+// CheckCapacity checks the sizes: B a power of two in [2^10, 2^18],
+// T = 2B, A <= B. It returns a *CapacityError, or nil.
+func (st Stat) CheckCapacity() error {
+	if capacityProblem(st) == "" {
+		return nil
+	}
+	return &CapacityError{st}
+}
+
+func capacityProblem(st Stat) string {
 	b := st.Capacity
 	switch {
 	case b < 1<<10 || b > 1<<18 || b&(b-1) != 0:

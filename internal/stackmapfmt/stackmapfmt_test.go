@@ -27,8 +27,8 @@ func TestParseTextGood(t *testing.T) {
 		blocks[0].Frames[1] != "do_sys_openat2+0x8c/0xe0 [some_mod]" {
 		t.Fatalf("ParseText() = %+v", blocks)
 	}
-	if e := OrderError(blocks) + DuplicateError(blocks); e != "" {
-		t.Fatalf("OrderError/DuplicateError = %q", e)
+	if err := errors.Join(CheckOrder(blocks), CheckUnique(blocks)); err != nil {
+		t.Fatalf("CheckOrder/CheckUnique = %v", err)
 	}
 	if b, err := ParseText(""); b != nil || err != nil {
 		t.Fatalf("ParseText(empty) = %v, %v; want an empty map", b, err)
@@ -54,11 +54,15 @@ func TestParseTextBad(t *testing.T) {
 		}
 	}
 	swapped, _ := ParseText("stack_id 9 [ref 1, depth 1]\n  [0] a\n\nstack_id 4 [ref 1, depth 1]\n  [0] b\n\nstack_id 4 [ref 1, depth 1]\n  [0] c\n\n")
-	if e := OrderError(swapped); !strings.Contains(e, "id 4 after id 9") {
-		t.Errorf("OrderError() = %q", e)
+	var order *OrderError
+	if err := CheckOrder(swapped); !errors.As(err, &order) || *order != (OrderError{Line: 4, ID: 4, Prev: 9}) ||
+		err.Error() != "stack_map line 4: id 4 after id 9: blocks not in ascending id order" {
+		t.Errorf("CheckOrder() = %v, want an *OrderError at line 4", err)
 	}
-	if e := DuplicateError(swapped); !strings.Contains(e, "id 4 heads two blocks") {
-		t.Errorf("DuplicateError() = %q", e)
+	var dup *DuplicateError
+	if err := CheckUnique(swapped); !errors.As(err, &dup) || *dup != (DuplicateError{ID: 4, First: 4, Line: 7}) ||
+		err.Error() != "stack_map lines 4 and 7: id 4 heads two blocks" {
+		t.Errorf("CheckUnique() = %v, want a *DuplicateError for id 4", err)
 	}
 }
 
@@ -70,8 +74,8 @@ func TestParseStat(t *testing.T) {
 	if st.Entries != 5 || st.Capacity != 16384 || st.TableSize != 32768 || st.SuccessRate != 90 || !st.HasSuccessRate {
 		t.Fatalf("ParseStat() = %+v", st)
 	}
-	if e := st.RateError() + st.CapacityError(); e != "" {
-		t.Fatalf("checks of a good stat = %q", e)
+	if err := errors.Join(st.CheckRate(), st.CheckCapacity()); err != nil {
+		t.Fatalf("checks of a good stat = %v", err)
 	}
 	for name, tc := range map[string]struct{ text, want string }{
 		"misspelled key":  {"entry: 0 / 1024\ntable_size: 2048\nsuccesses: 0\ndrops: 0\n", "is not one of"},
@@ -95,8 +99,9 @@ func TestParseStat(t *testing.T) {
 		{Stat{Successes: 1}, "no success_rate"},
 		{Stat{Successes: 2, Drops: 1, SuccessRate: 67, HasSuccessRate: true}, "want 66%"},
 	} {
-		if e := tc.st.RateError(); !strings.Contains(e, tc.want) {
-			t.Errorf("RateError(%+v) = %q, want %q", tc.st, e, tc.want)
+		var rate *RateError
+		if err := tc.st.CheckRate(); !errors.As(err, &rate) || rate.Stat != tc.st || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("CheckRate(%+v) = %v, want a *RateError saying %q", tc.st, err, tc.want)
 		}
 	}
 	for _, tc := range []struct {
@@ -108,8 +113,9 @@ func TestParseStat(t *testing.T) {
 		{Stat{Capacity: 1024, TableSize: 1024}, "want 2 x 1024"},
 		{Stat{Capacity: 1024, TableSize: 2048, Entries: 1025}, "exceed"},
 	} {
-		if e := tc.st.CapacityError(); !strings.Contains(e, tc.want) {
-			t.Errorf("CapacityError(%+v) = %q, want %q", tc.st, e, tc.want)
+		var capacity *CapacityError
+		if err := tc.st.CheckCapacity(); !errors.As(err, &capacity) || capacity.Stat != tc.st || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("CheckCapacity(%+v) = %v, want a *CapacityError saying %q", tc.st, err, tc.want)
 		}
 	}
 }
@@ -251,8 +257,8 @@ func FuzzParseText(f *testing.F) {
 					t.Fatalf("ParseText accepted an inconsistent block %+v", b)
 				}
 			}
-			OrderError(blocks)
-			DuplicateError(blocks)
+			CheckOrder(blocks)
+			CheckUnique(blocks)
 		}
 	})
 }
@@ -261,8 +267,8 @@ func FuzzParseStat(f *testing.F) {
 	f.Add("entries: 5 / 16384\ntable_size: 32768\nsuccesses: 9\ndrops: 1\nsuccess_rate: 90%\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		if st, err := ParseStat(s); err == nil {
-			st.RateError()
-			st.CapacityError()
+			st.CheckRate()
+			st.CheckCapacity()
 		}
 	})
 }

@@ -3,7 +3,9 @@
 // Package stackmapfmt parses the stackmap exports (stack_map, stack_map_stat,
 // stack_map_bin) and the <stack_id N> lines of trace, strictly: every
 // departure from the contract's format is an error that names the line or
-// byte offset, so a spec can quote it.
+// byte offset, so a spec can quote it. The guest's specs and the host's
+// dumpcheck both read the exports with it, so it imports neither Ginkgo nor
+// the harness.
 package stackmapfmt
 
 import (
@@ -74,27 +76,48 @@ func ParseText(s string) ([]Block, error) {
 	return blocks, nil
 }
 
-// OrderError reports the first block whose id is lower than the one before
-// (SM-TEXT-01), or "".
-func OrderError(blocks []Block) string {
-	for i := 1; i < len(blocks); i++ {
-		if blocks[i].ID < blocks[i-1].ID {
-			return fmt.Sprintf("stack_map line %d: id %d after id %d: blocks not in ascending id order", blocks[i].Line, blocks[i].ID, blocks[i-1].ID)
-		}
-	}
-	return ""
+// OrderError is a block whose id is lower than the one before it: the
+// blocks are not in ascending id order (SM-TEXT-01).
+type OrderError struct {
+	Line     int // the block's header line
+	ID, Prev int // its id, and the id of the block before
 }
 
-// DuplicateError reports the first id that heads two blocks (SM-TEXT-02), or "".
-func DuplicateError(blocks []Block) string {
+func (e *OrderError) Error() string {
+	return fmt.Sprintf("stack_map line %d: id %d after id %d: blocks not in ascending id order", e.Line, e.ID, e.Prev)
+}
+
+// CheckOrder returns an *OrderError for the first block out of order, or nil.
+func CheckOrder(blocks []Block) error {
+	for i := 1; i < len(blocks); i++ {
+		if blocks[i].ID < blocks[i-1].ID {
+			return &OrderError{Line: blocks[i].Line, ID: blocks[i].ID, Prev: blocks[i-1].ID}
+		}
+	}
+	return nil
+}
+
+// DuplicateError is an id that heads two blocks (SM-TEXT-02).
+type DuplicateError struct {
+	ID          int
+	First, Line int // the header lines of the two blocks
+}
+
+func (e *DuplicateError) Error() string {
+	return fmt.Sprintf("stack_map lines %d and %d: id %d heads two blocks", e.First, e.Line, e.ID)
+}
+
+// CheckUnique returns a *DuplicateError for the first id that heads two
+// blocks, or nil.
+func CheckUnique(blocks []Block) error {
 	seen := map[int]int{}
 	for _, b := range blocks {
 		if first, ok := seen[b.ID]; ok {
-			return fmt.Sprintf("stack_map lines %d and %d: id %d heads two blocks", first, b.Line, b.ID)
+			return &DuplicateError{ID: b.ID, First: first, Line: b.Line}
 		}
 		seen[b.ID] = b.Line
 	}
-	return ""
+	return nil
 }
 
 // IDs returns the set of block ids.
