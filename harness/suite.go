@@ -38,7 +38,7 @@ var (
 
 // RegisterFlags adds the suite's own flags to a test binary's flag set.
 func RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&profile, "smct.profile", contract.ProfileV4, "contract profile to check: v4 or v3")
+	fs.Var(&profile, "smct.profile", "contract profile to check: v4 or v3")
 	fs.BoolVar(&force, "smct.force", false, "run even if tracefs is in use (a tracer, events or instances set up by someone else)")
 	fs.DurationVar(&workloadDelay, "smct.workload-delay", 0, "wait this long before each workload run (for testing interruption)")
 	fs.StringVar(&workload, "smct.workload", selfExe, "program each workload run execs, which must exit 0 at once")
@@ -64,15 +64,12 @@ func Capture(name string, data []byte) {
 }
 
 // Profile is the contract profile this run checks.
-func Profile() string { return profile }
+func Profile() contract.Profile { return profile }
 
 // SetUpSuite opens tracefs and saves every setting before any spec runs; at
 // the end of the suite it restores them and fails the suite if anything still
 // differs. Call it from BeforeSuite.
 func SetUpSuite() {
-	if profile != contract.ProfileV4 && profile != contract.ProfileV3 {
-		Fail(fmt.Sprintf("unknown profile %q: want v4 or v3", profile))
-	}
 	t, err := OpenTraceFS()
 	if err != nil {
 		Fail(err.Error())

@@ -16,12 +16,6 @@ const (
 // NoStackmapFeature starts the reason given when a kernel lacks the feature.
 const NoStackmapFeature = "kernel has no stackmap feature"
 
-// Profiles of the stackmap contract; v4 is the default.
-const (
-	ProfileV4 = "v4"
-	ProfileV3 = "v3"
-)
-
 // Labels the specs carry besides their requirement IDs.
 const (
 	LabelBaseline  = "baseline"   // plain ftrace, any tracing kernel

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 )
 
 // ErrEndsAtRecordBoundary marks a file that holds fewer records than its
@@ -58,18 +59,18 @@ func readHeader(data []byte, order binary.ByteOrder) (Header, error) {
 	return Header{order.Uint32(data), order.Uint32(data[4:]), order.Uint32(data[8:]), order.Uint32(data[12:])}, nil
 }
 
-// CheckHeader checks the header against a profile ("v4" or "v3") in the
+// CheckHeader checks the header against a profile in the
 // kernel's byte order: magic, version and the reserved field. A magic that
 // matches only when byte-swapped, or that belongs to the other profile, is
 // an error that says so. This is the whole of SM-BIN-01's layout.
-func CheckHeader(data []byte, profile string, order binary.ByteOrder) (Header, error) {
+func CheckHeader(data []byte, profile contract.Profile, order binary.ByteOrder) (Header, error) {
 	h, err := readHeader(data, order)
 	if err != nil {
 		return h, err
 	}
-	wantMagic, wantVersion, other, otherName := uint32(MagicV4), uint32(VersionV4), uint32(MagicV3), "v3"
-	if profile == "v3" {
-		wantMagic, wantVersion, other, otherName = MagicV3, VersionV3, MagicV4, "v4"
+	wantMagic, wantVersion, other, otherName := uint32(MagicV4), uint32(VersionV4), uint32(MagicV3), contract.ProfileV3
+	if profile == contract.ProfileV3 {
+		wantMagic, wantVersion, other, otherName = MagicV3, VersionV3, MagicV4, contract.ProfileV4
 	}
 	switch {
 	case h.Magic == wantMagic:

@@ -3,6 +3,8 @@
 package stackmapfmt
 
 import (
+	"github.com/ftrace-stackmap/conformance/internal/contract"
+
 	"encoding/binary"
 	"errors"
 	"strings"
@@ -208,7 +210,7 @@ func TestCheckHeader(t *testing.T) {
 	}
 	for name, tc := range map[string]struct {
 		data    []byte
-		profile string
+		profile contract.Profile
 		want    string
 	}{
 		"byte-swapped header": {binFile(binary.BigEndian, MagicV4, VersionV4, rec), "v4", "byte-swapped"},
