@@ -18,11 +18,18 @@ type BootPlan struct {
 	OptIn  bool   // made only when LABELS= names its label
 }
 
+// DefaultBoot names the boot without parameters of its own, where most
+// specs run; it is made first and tells whether the kernel has the feature.
+const DefaultBoot = "default"
+
+// IsDefault says whether p is the default boot.
+func (p BootPlan) IsDefault() bool { return p.Name == DefaultBoot }
+
 // plans are the boots a full run makes, default first. The bits values
 // cover in range, in range as hex, both clamps, and values that are not a
 // number (SM-BOOT-02), and the bare parameter (SM-BOOT-03).
 var plans = []BootPlan{
-	{Name: "default", Labels: "!" + LabelNeedsBoot + " && !" + LabelStress},
+	{Name: DefaultBoot, Labels: "!" + LabelNeedsBoot + " && !" + LabelStress},
 	{Name: "trace-options", Append: []string{"trace_options=stackmap,stacktrace"}, Labels: "SM-BOOT-01"},
 	{Name: "bits-12", Append: []string{"ftrace_stackmap.bits=12"}, Labels: "SM-BOOT-02"},
 	{Name: "bits-hex", Append: []string{"ftrace_stackmap.bits=0x10"}, Labels: "SM-BOOT-02"},
@@ -50,7 +57,7 @@ func (p BootPlan) Filter(user string) string {
 // Prefixed names a spec's containers after the boot that runs it; the
 // default boot's specs keep their own names.
 func (p BootPlan) Prefixed(texts []string) []string {
-	if p.Name == "default" {
+	if p.IsDefault() {
 		return texts
 	}
 	return append([]string{"boot " + p.Name}, texts...)
@@ -64,5 +71,5 @@ func BootOf(texts []string) string {
 			return name
 		}
 	}
-	return "default"
+	return DefaultBoot
 }
