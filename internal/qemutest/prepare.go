@@ -22,11 +22,11 @@ import (
 // initramfs and the list of specs ready for res, whose directory start
 // made.
 func (rn *Runner) prepare(ctx context.Context, o Options, res *results.Result) (*run, error) {
-	m, err := o.check()
+	a, err := o.check()
 	if err != nil {
 		return nil, err
 	}
-	r := &run{o: o, m: m, res: res, console: results.NewConsole(res.Dir)}
+	r := &run{o: o, res: res, console: results.NewConsole(res.Dir)}
 	if o.FtraceDir != "" {
 		tests, err := initramfs.FtraceTests(o.FtraceDir, o.FtraceMatch)
 		if err != nil {
@@ -34,11 +34,11 @@ func (rn *Runner) prepare(ctx context.Context, o Options, res *results.Result) (
 		}
 		r.selftests = &selftestSetup{tests: tests}
 	}
+	if r.m, err = rn.machine(o, a); err != nil {
+		return nil, err
+	}
 	rn.preparing.Lock()
 	defer rn.preparing.Unlock()
-	if err := apt.Ensure(o.Progress, apt.Need{Program: m.Binary, Package: m.Package}); err != nil {
-		return nil, failed("installing QEMU", err)
-	}
 	if err := r.getKernel(); err != nil {
 		return nil, err
 	}
@@ -49,13 +49,51 @@ func (rn *Runner) prepare(ctx context.Context, o Options, res *results.Result) (
 }
 
 // check refuses what the user asked when the run cannot use it, before
-// anything is fetched, built or booted, and returns the machine it boots.
-func (o Options) check() (qemu.Machine, error) {
+// anything is installed, fetched, built or booted, and returns the arch.
+func (o Options) check() (arch.Arch, error) {
 	a, err := arch.Lookup(o.Arch)
 	if err != nil {
-		return qemu.Machine{}, &InfraError{Err: err}
+		return a, &InfraError{Err: err}
 	}
+	// ACCEL= against the arch, as if KVM worked: probing KVM runs QEMU,
+	// which may not be installed yet.
+	if _, err := qemu.ChooseAccel(a.GOARCH, o.Accel, func() error { return nil }); err != nil {
+		return a, &InfraError{Err: err}
+	}
+	if o.Profile != "v4" && o.Profile != "v3" {
+		return a, infra("PROFILE=%q: want v4 or v3", o.Profile)
+	}
+	if o.Require != results.RequireAuto && o.Require != results.RequireStackmap && o.Require != results.RequireNone {
+		return a, infra("REQUIRE=%q: want stackmap, none, or nothing for the kernel's default", o.Require)
+	}
+	if err := repeatedParam(o.BootArgs, o.plans()); err != nil {
+		return a, err
+	}
+	// A filter Ginkgo cannot read is refused now, not after a kernel build.
+	if _, err := types.ParseLabelFilter(o.Labels); err != nil {
+		return a, infra("LABELS=%q: %s", o.Labels, results.Plain(err.Error()))
+	}
+	if o.Kernel != "" && o.Tree != "" {
+		return a, infra("KERNEL= and TREE= name two kernels: give one")
+	}
+	if o.Tree != "" {
+		if err := kbuild.CheckTree(o.Tree, o.Arch); err != nil {
+			return a, &InfraError{Err: err}
+		}
+	}
+	return a, nil
+}
+
+// machine installs QEMU for the arch, then chooses how it runs the guest:
+// KVM when it works, which only an installed QEMU can tell.
+func (rn *Runner) machine(o Options, a arch.Arch) (qemu.Machine, error) {
 	m := qemu.Machines()[o.Arch]
+	rn.preparing.Lock()
+	err := apt.Ensure(o.Progress, apt.Need{Program: m.Binary, Package: m.Package})
+	rn.preparing.Unlock()
+	if err != nil {
+		return m, failed("installing QEMU", err)
+	}
 	accel, err := qemu.ChooseAccel(a.GOARCH, o.Accel, func() error { return qemu.KVMWorks(m) })
 	if err != nil {
 		return m, &InfraError{Err: err}
@@ -63,27 +101,6 @@ func (o Options) check() (qemu.Machine, error) {
 	m = m.WithAccel(accel)
 	if o.CPU != "" {
 		m = m.WithCPU(o.CPU)
-	}
-	if o.Profile != "v4" && o.Profile != "v3" {
-		return m, infra("PROFILE=%q: want v4 or v3", o.Profile)
-	}
-	if o.Require != results.RequireAuto && o.Require != results.RequireStackmap && o.Require != results.RequireNone {
-		return m, infra("REQUIRE=%q: want stackmap, none, or nothing for the kernel's default", o.Require)
-	}
-	if err := repeatedParam(o.BootArgs, o.plans()); err != nil {
-		return m, err
-	}
-	// A filter Ginkgo cannot read is refused now, not after a kernel build.
-	if _, err := types.ParseLabelFilter(o.Labels); err != nil {
-		return m, infra("LABELS=%q: %s", o.Labels, results.Plain(err.Error()))
-	}
-	if o.Kernel != "" && o.Tree != "" {
-		return m, infra("KERNEL= and TREE= name two kernels: give one")
-	}
-	if o.Tree != "" {
-		if err := kbuild.CheckTree(o.Tree, o.Arch); err != nil {
-			return m, &InfraError{Err: err}
-		}
 	}
 	return m, nil
 }
