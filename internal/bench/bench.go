@@ -4,7 +4,7 @@
 // the same kernel with the same QEMU command line and an init that only
 // powers off: `smct bench`. The timing targets live here, not in tests.
 //
-// Runs are timed in-process around qemutest.Run, which is what
+// Runs are timed in-process around a qemutest.Runner's Run, which is what
 // `smct qemu-test` does apart from printing the summary.
 package bench
 
@@ -20,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/ftrace-stackmap/conformance/initramfs"
 	"github.com/ftrace-stackmap/conformance/internal/matrix"
@@ -112,12 +114,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 }
 
 // measure is a bench under way: its options, scratch directory, report,
-// and each arch's warm time alone.
+// each arch's warm time alone, and the Runner of all its runs, which
+// take turns preparing when they run side by side.
 type measure struct {
-	o     Options
-	tmp   string
-	r     *Report
-	alone map[string]float64
+	o      Options
+	tmp    string
+	r      *Report
+	alone  map[string]float64
+	runner qemutest.Runner
 }
 
 // seconds records the median of xs as a figure and returns it.
@@ -133,7 +137,7 @@ func (m *measure) arch(ctx context.Context, arch string) error {
 	o := m.o
 	// The first run fetches and builds what is missing: not timed.
 	end := o.Progress.Step("%s: a first run, to warm up", arch)
-	_, err := o.qemuTest(ctx, arch, m.tmp)
+	_, err := m.qemuTest(ctx, o.base(), arch)
 	end(err)
 	if err != nil {
 		return err
@@ -144,7 +148,7 @@ func (m *measure) arch(ctx context.Context, arch string) error {
 	for i := range o.Reps {
 		end := o.Progress.Step("%s: qemu-test %d/%d", arch, i+1, o.Reps)
 		start := time.Now()
-		res, err := o.qemuTest(ctx, arch, m.tmp)
+		res, err := m.qemuTest(ctx, o.base(), arch)
 		end(err)
 		if err != nil {
 			return err
@@ -218,21 +222,19 @@ func (m *measure) floor(ctx context.Context, arch string, last *results.Result, 
 func floorBoots(ctx context.Context, made []results.BootResult, initrd string, timeout time.Duration, lanes int) (time.Duration, map[string]time.Duration, error) {
 	times := make([]time.Duration, len(made))
 	errs := make([]error, len(made))
-	sem := make(chan struct{}, lanes)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(lanes)
 	start := time.Now()
 	for i, b := range made {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		g.Go(func() error {
 			times[i], errs[i] = floorBoot(ctx, b.Boot.Command, initrd, timeout)
 			if errs[i] != nil {
 				errs[i] = fmt.Errorf("boot %s: %v", b.Plan.Name, errs[i])
 			}
-		}()
+			return nil // the first failure in plan order is reported
+		})
 	}
-	wg.Wait()
+	g.Wait()
 	wall := time.Since(start)
 	out := map[string]time.Duration{}
 	for i, b := range made {
@@ -250,7 +252,7 @@ func (m *measure) together(ctx context.Context) error {
 	var both []float64
 	for i := range o.Reps {
 		end := o.Progress.Step("%s at once %d/%d", strings.Join(o.Arches, " and "), i+1, o.Reps)
-		d, err := o.together(ctx, m.tmp)
+		d, err := m.atOnce(ctx)
 		end(err)
 		if err != nil {
 			return err
@@ -275,7 +277,7 @@ func (m *measure) matrix(ctx context.Context) error {
 	for i := range o.Reps {
 		end := o.Progress.Step("matrix %s %d/%d", strings.Join(o.MatrixEntries, ","), i+1, o.Reps)
 		start := time.Now()
-		cells := matrix.Run(ctx, matrix.Options{Base: o.base(), Entries: o.MatrixEntries, Arches: o.Arches,
+		cells := matrix.Run(ctx, matrix.Options{Base: o.base(), Runner: &m.runner, Entries: o.MatrixEntries, Arches: o.Arches,
 			Dir: filepath.Join(m.tmp, "matrix"), Parallel: 2, Notes: o.Notes})
 		d := time.Since(start)
 		var err error
@@ -334,7 +336,7 @@ func (m *measure) walk(ctx context.Context) error {
 	for i := range o.Reps {
 		end := o.Progress.Step("%s: full run of the whole series %d/%d", o.WalkArch, i+1, o.Reps)
 		start := time.Now()
-		_, err := qemutest.Run(ctx, full)
+		_, err := m.runner.Run(ctx, full)
 		end(err)
 		if err != nil {
 			return err
@@ -362,34 +364,35 @@ func (o Options) base() qemutest.Options {
 	return b
 }
 
-// qemuTest makes one full v4 run, quietly, and wants a verdict.
-func (o Options) qemuTest(ctx context.Context, arch, tmp string) (*results.Result, error) {
-	ro := o.base()
-	ro.Arch, ro.Image = arch, o.Image
-	ro.ResultsDir = filepath.Join(tmp, "runs")
-	ro.Progress = progress.Quiet(o.Notes, arch+": ")
-	res, err := qemutest.Run(ctx, ro)
+// qemuTest makes one full run of base on arch, quietly, and wants a verdict.
+func (m *measure) qemuTest(ctx context.Context, base qemutest.Options, arch string) (*results.Result, error) {
+	ro := base
+	ro.Arch, ro.Image = arch, m.o.Image
+	ro.ResultsDir = filepath.Join(m.tmp, "runs")
+	ro.Progress = progress.Quiet(m.o.Notes, arch+": ")
+	res, err := m.runner.Run(ctx, ro)
 	if err != nil {
 		return nil, fmt.Errorf("%s: NO VERDICT: %v", arch, err)
 	}
 	return res, nil
 }
 
-// together runs every arch at once, as one command would, and returns the
+// atOnce runs every arch at once, as one command would, and returns the
 // time until the last verdict.
-func (o Options) together(ctx context.Context, tmp string) (time.Duration, error) {
-	if o.Base.Lanes == 0 {
+func (m *measure) atOnce(ctx context.Context) (time.Duration, error) {
+	base := m.o.base()
+	if base.Lanes == 0 {
 		// Runs side by side share the CPUs, as make matrix's cells do.
-		o.Base.Lanes = max(1, runtime.NumCPU()/len(o.Arches))
+		base.Lanes = max(1, runtime.NumCPU()/len(m.o.Arches))
 	}
-	errs := make([]error, len(o.Arches))
+	errs := make([]error, len(m.o.Arches))
 	var wg sync.WaitGroup
 	start := time.Now()
-	for i, arch := range o.Arches {
+	for i, arch := range m.o.Arches {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = o.qemuTest(ctx, arch, tmp)
+			_, errs[i] = m.qemuTest(ctx, base, arch)
 		}()
 	}
 	wg.Wait()
