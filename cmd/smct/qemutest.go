@@ -44,14 +44,12 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	refuse := func(reason string) int {
 		fmt.Fprintf(stderr, "qemu-test: %s\n", reason)
 		if o.ModuleDir != "" || workplace(&o, io.Discard) {
-			if o.ResultsDir == "" {
-				o.ResultsDir = filepath.Join(o.ModuleDir, "results")
-			}
+			o.ResultsDir, _ = resultsParent(o.ResultsDir, o.ModuleDir)
 			if res, err := qemutest.Refused(o, reason); err == nil {
 				fmt.Fprintf(stdout, "results: %s\n", res.Dir)
 			}
 		}
-		fmt.Fprintf(stdout, "NO VERDICT: %s\n0 passed, 0 failed, 0 skipped\n", reason)
+		printNoVerdict(stdout, reason)
 		return exitNoVerdict
 	}
 	if err := fs.Parse(args); err == flag.ErrHelp {
@@ -78,11 +76,7 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	if !workplace(&o, stderr) {
 		return exitNoVerdict
 	}
-	if o.ResultsDir == "" {
-		o.ResultsDir = filepath.Join(o.ModuleDir, "results")
-	}
-	// rerun.sh and qemu-command.txt name files under it: make it absolute.
-	if o.ResultsDir, err = filepath.Abs(o.ResultsDir); err != nil {
+	if o.ResultsDir, err = resultsParent(o.ResultsDir, o.ModuleDir); err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitNoVerdict
 	}
@@ -128,7 +122,7 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "NO VERDICT: %s\n", reason)
 		fmt.Fprintf(stderr, "NO VERDICT: %s\n", results.OneLine(reason))
-		fmt.Fprintln(stdout, "0 passed, 0 failed, 0 skipped")
+		fmt.Fprintln(stdout, noneCounted)
 		if *exitCodes == results.ExitCodesKselftest {
 			return results.KselftestNoVerdict
 		}
