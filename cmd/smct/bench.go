@@ -46,11 +46,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bench: -walk-series and -walk-tree go together")
 		return exitNoVerdict
 	}
-	for _, p := range []*string{&o.WalkSeries, &o.WalkTree} {
-		if _, err := os.Stat(*p); *p != "" && err == nil {
-			*p, _ = filepath.Abs(*p)
-		}
-	}
+	absIfThere(&o.WalkSeries, &o.WalkTree)
 	var err error
 	if o.Arches, err = archList(*arches); err != nil {
 		fmt.Fprintf(stderr, "%v\n", err)

@@ -74,6 +74,17 @@ func inProject(root, path string) string {
 	return filepath.Join(root, path)
 }
 
+// absIfThere makes the user's values that name a file or directory
+// absolute, from where the user stands; others (a git range, a
+// message-id) stay as given.
+func absIfThere(values ...*string) {
+	for _, p := range values {
+		if _, err := os.Stat(*p); err == nil {
+			*p, _ = filepath.Abs(*p)
+		}
+	}
+}
+
 // resultsParent is where a command's run directories go, absolute (a
 // run's rerun.sh and qemu-command.txt name files under it): -results when
 // given, else the project's results/.

@@ -60,12 +60,7 @@ func reviewMain(args []string, stdout, stderr io.Writer) int {
 	if _, err := types.ParseLabelFilter(o.Labels); err != nil {
 		return fail("-labels %q: %s", o.Labels, results.OneLine(err.Error()))
 	}
-	// The user's own paths, from where they stand.
-	for _, p := range []*string{tree, series, against} {
-		if _, err := os.Stat(*p); err == nil {
-			*p, _ = filepath.Abs(*p)
-		}
-	}
+	absIfThere(tree, series, against)
 	for _, a := range archNames {
 		if err := kbuild.CheckTree(*tree, a); err != nil {
 			return fail("%v", err)
