@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/ftrace-stackmap/conformance/internal/bench"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
@@ -27,7 +28,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	runFlags(fs, &o.Base)
 	arches := fs.String("arches", "arm64,x86_64", "comma-separated arches")
 	matrixImages := fs.String("matrix-images", "", "entries of the matrix timed for throughput (default: the debian ones; \"none\" to skip)")
-	results := fs.String("results", "results", "where bench-<time>.json goes")
+	results := fs.String("results", "", "where the bench's directory goes (default: the project's results/)")
 	fs.StringVar(&o.WalkSeries, "walk-series", "", "a series (as make review takes it) whose walk is timed too")
 	fs.StringVar(&o.WalkTree, "walk-tree", "", "the tree -walk-series applies on")
 	fs.StringVar(&o.WalkArch, "walk-arch", "x86_64", "the arch the walk is timed on")
@@ -45,11 +46,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bench: -walk-series and -walk-tree go together")
 		return exitNoVerdict
 	}
-	for _, p := range []*string{&o.WalkSeries, &o.WalkTree} {
-		if _, err := os.Stat(*p); *p != "" && err == nil {
-			*p, _ = filepath.Abs(*p)
-		}
-	}
+	absIfThere(&o.WalkSeries, &o.WalkTree)
 	var err error
 	if o.Arches, err = archList(*arches); err != nil {
 		fmt.Fprintf(stderr, "%v\n", err)
@@ -77,12 +74,17 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 			return exitNoVerdict
 		}
 	}
+	dir, err := newRunDir(*results, o.Base.ModuleDir, "bench", "")
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return exitNoVerdict
+	}
 
 	ctx, stop := interruptible()
 	defer stop()
 	r, err := bench.Run(ctx, o)
 	if err != nil {
-		fmt.Fprintf(stdout, "NO VERDICT: bench: %v\n0 passed, 0 failed, 0 skipped\n", err)
+		printNoVerdict(stdout, "bench: "+err.Error())
 		return exitNoVerdict
 	}
 	last := filepath.Join(o.Base.ModuleDir, "internal", "bench", "last.json")
@@ -90,8 +92,10 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "bench: previous figures unreadable: %v\n", err)
 	}
-	met, missed := r.WriteTable(stdout, prev)
-	file := filepath.Join(*results, "bench-"+r.Time.Local().Format("20060102-150405")+".json")
+	var table strings.Builder
+	met, missed := r.WriteTable(io.MultiWriter(stdout, &table), prev)
+	os.WriteFile(filepath.Join(dir, "bench.txt"), []byte(table.String()), 0o644)
+	file := filepath.Join(dir, "bench.json")
 	if err := r.Save(file, last); err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return exitNoVerdict

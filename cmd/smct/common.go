@@ -74,6 +74,46 @@ func inProject(root, path string) string {
 	return filepath.Join(root, path)
 }
 
+// absIfThere makes the user's values that name a file or directory
+// absolute, from where the user stands; others (a git range, a
+// message-id) stay as given.
+func absIfThere(values ...*string) {
+	for _, p := range values {
+		if _, err := os.Stat(*p); err == nil {
+			*p, _ = filepath.Abs(*p)
+		}
+	}
+}
+
+// resultsParent is where a command's run directories go, absolute (a
+// run's rerun.sh and qemu-command.txt name files under it): -results when
+// given, else the project's results/.
+func resultsParent(given, root string) (string, error) {
+	if given == "" {
+		given = filepath.Join(root, "results")
+	}
+	return filepath.Abs(given)
+}
+
+// newRunDir makes the directory of a command's run under -results (given)
+// and points latest at it, as a command starts.
+func newRunDir(given, root, kind, archName string) (string, error) {
+	parent, err := resultsParent(given, root)
+	if err != nil {
+		return "", err
+	}
+	return results.NewRunDir(parent, kind, archName)
+}
+
+// noneCounted closes the output of a command that reached no verdict.
+const noneCounted = "0 passed, 0 failed, 0 skipped"
+
+// printNoVerdict ends a command's output without a verdict, as a run
+// without one ends it.
+func printNoVerdict(stdout io.Writer, reason string) {
+	fmt.Fprintf(stdout, "NO VERDICT: %s\n%s\n", reason, noneCounted)
+}
+
 func cacheDir() string {
 	if d := os.Getenv("SMCT_CACHE"); d != "" {
 		return d

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/matrix"
@@ -30,7 +29,7 @@ func matrixMain(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.Parallel, "parallel", 2, "boots at a time")
 	entries := fs.String("images", "", "comma-separated images.lock entries (default: all)")
 	arches := fs.String("arches", "arm64,x86_64", "comma-separated arches")
-	results := fs.String("results", "results", "where the matrix directory goes")
+	results := fs.String("results", "", "where the matrix directory goes (default: the project's results/)")
 	if err := fs.Parse(args); err != nil {
 		return exitNoVerdict
 	}
@@ -39,21 +38,20 @@ func matrixMain(args []string, stdout, stderr io.Writer) int {
 	}
 	var err error
 	if o.Entries, err = lockEntries(o.Base.LockFile, *entries); err != nil {
-		fmt.Fprintf(stdout, "NO VERDICT: matrix: %v\n0 passed, 0 failed, 0 skipped\n", err)
+		printNoVerdict(stdout, "matrix: "+err.Error())
 		return exitNoVerdict
 	}
 	if o.Arches, err = archList(*arches); err != nil {
 		fmt.Fprintf(stderr, "%v\n", err)
 		return exitNoVerdict
 	}
-	o.Dir = filepath.Join(*results, "matrix-"+time.Now().Format("20060102-150405"))
+	if o.Dir, err = newRunDir(*results, o.Base.ModuleDir, "matrix", ""); err != nil {
+		fmt.Fprintf(stderr, "matrix: %v\n", err)
+		return exitNoVerdict
+	}
 	rep := progress.New(stderr)
 	o.Done = func(c matrix.Cell, n, total int) {
 		fmt.Fprintf(progress.Over(rep, stdout), "[%d/%d] %s\n", n, total, matrix.Line(c))
-	}
-	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
-		fmt.Fprintln(stderr, err)
-		return exitNoVerdict
 	}
 	ctx, stop := interruptible()
 	defer stop()

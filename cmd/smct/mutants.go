@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/mutants"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
@@ -39,7 +38,6 @@ func mutantsMain(args []string, stdout, stderr io.Writer) int {
 	if !workplace(&o, stderr) {
 		return exitNoVerdict
 	}
-	o.ResultsDir = filepath.Join(o.ModuleDir, "results", "mutants-"+o.Arch+"-"+time.Now().Format("20060102-150405"))
 	all, faults := mutants.Faults(), mutants.Faults()
 	if *only != "" {
 		faults = nil
@@ -51,6 +49,11 @@ func mutantsMain(args []string, stdout, stderr io.Writer) int {
 			}
 			faults = append(faults, all[i])
 		}
+	}
+	var err error
+	if o.ResultsDir, err = newRunDir("", o.ModuleDir, "mutants", o.Arch); err != nil {
+		fmt.Fprintf(stderr, "mutants: %v\n", err)
+		return exitNoVerdict
 	}
 	ctx, stop := interruptible()
 	defer stop()

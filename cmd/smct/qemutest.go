@@ -44,14 +44,12 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	refuse := func(reason string) int {
 		fmt.Fprintf(stderr, "qemu-test: %s\n", reason)
 		if o.ModuleDir != "" || workplace(&o, io.Discard) {
-			if o.ResultsDir == "" {
-				o.ResultsDir = filepath.Join(o.ModuleDir, "results")
-			}
+			o.ResultsDir, _ = resultsParent(o.ResultsDir, o.ModuleDir)
 			if res, err := qemutest.Refused(o, reason); err == nil {
 				fmt.Fprintf(stdout, "results: %s\n", res.Dir)
 			}
 		}
-		fmt.Fprintf(stdout, "NO VERDICT: %s\n0 passed, 0 failed, 0 skipped\n", reason)
+		printNoVerdict(stdout, reason)
 		return exitNoVerdict
 	}
 	if err := fs.Parse(args); err == flag.ErrHelp {
@@ -78,11 +76,7 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	if !workplace(&o, stderr) {
 		return exitNoVerdict
 	}
-	if o.ResultsDir == "" {
-		o.ResultsDir = filepath.Join(o.ModuleDir, "results")
-	}
-	// rerun.sh and qemu-command.txt name files under it: make it absolute.
-	if o.ResultsDir, err = filepath.Abs(o.ResultsDir); err != nil {
+	if o.ResultsDir, err = resultsParent(o.ResultsDir, o.ModuleDir); err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitNoVerdict
 	}
@@ -112,27 +106,7 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	}
 	res, err := qemutest.Run(ctx, o)
 	if err != nil {
-		reason := results.Plain(err.Error())
-		if ctx.Err() != nil {
-			// The user or CI stopped the run; QEMU went with its context.
-			reason = "interrupted: " + context.Cause(ctx).Error()
-		}
-		if res != nil && res.Dir != "" {
-			// The reports say why too: ktap.txt and junit.xml with an
-			// erroring test per boot, verdict.txt the reason.
-			res.NoVerdict = reason
-			if _, err := results.Write(res); err != nil {
-				fmt.Fprintf(stderr, "note: writing the reports: %v\n", err)
-			}
-			fmt.Fprintf(stdout, "results: %s\n", res.Dir)
-		}
-		fmt.Fprintf(stdout, "NO VERDICT: %s\n", reason)
-		fmt.Fprintf(stderr, "NO VERDICT: %s\n", results.OneLine(reason))
-		fmt.Fprintln(stdout, "0 passed, 0 failed, 0 skipped")
-		if *exitCodes == results.ExitCodesKselftest {
-			return results.KselftestNoVerdict
-		}
-		return exitNoVerdict
+		return noVerdict(ctx, res, err, *exitCodes, stdout, stderr)
 	}
 	summary, err := results.Write(res)
 	if err != nil {
@@ -140,4 +114,30 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	}
 	io.WriteString(stdout, results.Plain(summary))
 	return res.ExitCodeAs(*exitCodes)
+}
+
+// noVerdict ends a run that gave no verdict: its reports say why, as the
+// output does, and the exit status is the convention's for no verdict.
+func noVerdict(ctx context.Context, res *results.Result, err error, exitCodes string, stdout, stderr io.Writer) int {
+	reason := results.Plain(err.Error())
+	if ctx.Err() != nil {
+		// The user or CI stopped the run; QEMU went with its context.
+		reason = "interrupted: " + context.Cause(ctx).Error()
+	}
+	if res != nil && res.Dir != "" {
+		// The reports say why too: ktap.txt and junit.xml with an
+		// erroring test per boot, verdict.txt the reason.
+		res.NoVerdict = reason
+		if _, err := results.Write(res); err != nil {
+			fmt.Fprintf(stderr, "note: writing the reports: %v\n", err)
+		}
+		fmt.Fprintf(stdout, "results: %s\n", res.Dir)
+	}
+	fmt.Fprintf(stdout, "NO VERDICT: %s\n", reason)
+	fmt.Fprintf(stderr, "NO VERDICT: %s\n", results.OneLine(reason))
+	fmt.Fprintln(stdout, noneCounted)
+	if exitCodes == results.ExitCodesKselftest {
+		return results.KselftestNoVerdict
+	}
+	return exitNoVerdict
 }

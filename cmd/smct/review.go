@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
 
@@ -41,7 +40,7 @@ func reviewMain(args []string, stdout, stderr io.Writer) int {
 	}
 	fail := func(format string, args ...any) int {
 		fmt.Fprintf(stderr, "review: "+format+"\n", args...)
-		fmt.Fprintln(stdout, "0 passed, 0 failed, 0 skipped")
+		fmt.Fprintln(stdout, noneCounted)
 		return exitNoVerdict
 	}
 	if fs.NArg() > 0 {
@@ -61,12 +60,7 @@ func reviewMain(args []string, stdout, stderr io.Writer) int {
 	if _, err := types.ParseLabelFilter(o.Labels); err != nil {
 		return fail("-labels %q: %s", o.Labels, results.OneLine(err.Error()))
 	}
-	// The user's own paths, from where they stand.
-	for _, p := range []*string{tree, series, against} {
-		if _, err := os.Stat(*p); err == nil {
-			*p, _ = filepath.Abs(*p)
-		}
-	}
+	absIfThere(tree, series, against)
 	for _, a := range archNames {
 		if err := kbuild.CheckTree(*tree, a); err != nil {
 			return fail("%v", err)
@@ -87,10 +81,10 @@ func reviewMain(args []string, stdout, stderr io.Writer) int {
 		}
 		read = append(read, s)
 	}
-	if *resultsDir == "" {
-		*resultsDir = filepath.Join(o.ModuleDir, "results")
+	dir, err := newRunDir(*resultsDir, o.ModuleDir, "review", "")
+	if err != nil {
+		return fail("%v", err)
 	}
-	dir, _ := filepath.Abs(filepath.Join(*resultsDir, "review-"+time.Now().Format("20060102-150405")))
 	ctx, stop := interruptible()
 	defer stop()
 	w := review.Walker{Options: o, Arches: archNames, Log: func(format string, args ...any) {

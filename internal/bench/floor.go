@@ -7,10 +7,88 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/ftrace-stackmap/conformance/initramfs"
+	"github.com/ftrace-stackmap/conformance/internal/results"
 )
+
+// floor times the boots the last run made, each with the floor's
+// initramfs, made the way the run made them (as many at a time, started in
+// plan order), and holds the arch's warm run against that; the sum of the
+// boots one after the other is shown beside it.
+func (m *measure) floor(ctx context.Context, arch string, last *results.Result, boots map[string][]float64) error {
+	o := m.o
+	initrd, err := initramfs.Builder{ModuleDir: o.Base.ModuleDir, OutDir: filepath.Join(m.tmp, "floor-"+arch), Arch: arch}.Floor(ctx)
+	if err != nil {
+		return err
+	}
+	var made []results.BootResult
+	for _, b := range last.Boots {
+		if b.Boot != nil {
+			made = append(made, b)
+		}
+	}
+	lanes := max(1, last.Lanes)
+	each := map[string][]float64{}
+	var wall []float64
+	for i := range o.Reps {
+		end := o.Progress.Step("%s: floor of its %d boots, %d at a time, %d/%d", arch, len(made), lanes, i+1, o.Reps)
+		d, times, err := floorBoots(ctx, made, initrd, o.Base.Timeout, lanes)
+		end(err)
+		if err != nil {
+			return err
+		}
+		wall = append(wall, d.Seconds())
+		for name, t := range times {
+			each[name] = append(each[name], t.Seconds())
+		}
+	}
+	sum := 0.0
+	for _, b := range made {
+		m.seconds(arch+" boot "+b.Plan.Name+", suite", boots[b.Plan.Name])
+		sum += m.seconds(arch+" boot "+b.Plan.Name+", floor", each[b.Plan.Name])
+	}
+	m.r.Figures = append(m.r.Figures, Figure{Name: fmt.Sprintf("%s floor, its %d boots one after the other", arch, len(made)), Value: sum, Unit: "s"})
+	floor := m.seconds(fmt.Sprintf("%s floor, its %d boots %d at a time", arch, len(made), lanes), wall)
+	m.r.Targets = append(m.r.Targets, target(fmt.Sprintf("%s full run <= %.2gx floor of its boots", arch, RunOverFloor),
+		m.alone[arch], floor, RunOverFloor))
+	return nil
+}
+
+// floorBoots makes the floor boot of each boot, lanes at a time, started
+// in order, and returns the wall time of them all and each one's time.
+func floorBoots(ctx context.Context, made []results.BootResult, initrd string, timeout time.Duration, lanes int) (time.Duration, map[string]time.Duration, error) {
+	times := make([]time.Duration, len(made))
+	errs := make([]error, len(made))
+	var g errgroup.Group
+	g.SetLimit(lanes)
+	start := time.Now()
+	for i, b := range made {
+		g.Go(func() error {
+			times[i], errs[i] = floorBoot(ctx, b.Boot.Command, initrd, timeout)
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("boot %s: %v", b.Plan.Name, errs[i])
+			}
+			return nil // the first failure in plan order is reported
+		})
+	}
+	g.Wait()
+	wall := time.Since(start)
+	out := map[string]time.Duration{}
+	for i, b := range made {
+		if errs[i] != nil {
+			return 0, nil, errs[i]
+		}
+		out[b.Plan.Name] = times[i]
+	}
+	return wall, out, nil
+}
 
 // floorBoot runs a suite boot's exact QEMU command with the floor's initrd
 // instead of the suite's, and returns how long QEMU took to exit.

@@ -70,6 +70,7 @@ func (c Cell) Totals() (passed, failed, skipped int) {
 // Options say what to run.
 type Options struct {
 	Base     qemutest.Options // all but Arch, Image, ResultsDir and Progress
+	Runner   *qemutest.Runner // makes the cells' runs; nil for one of the matrix's own
 	Entries  []string
 	Arches   []string
 	Dir      string // results/matrix-<time>; cell runs go to Dir/<entry>-<arch>/
@@ -87,6 +88,9 @@ func Run(ctx context.Context, o Options) []Cell {
 		for _, a := range o.Arches {
 			cells = append(cells, Cell{Entry: e, Arch: a})
 		}
+	}
+	if o.Runner == nil {
+		o.Runner = new(qemutest.Runner)
 	}
 	var g errgroup.Group
 	g.SetLimit(max(o.Parallel, 1))
@@ -109,7 +113,7 @@ func Run(ctx context.Context, o Options) []Cell {
 	return cells
 }
 
-// runCell makes one normal run. qemutest.Run serialises the preparation
+// runCell makes one normal run. The Runner serialises the preparation
 // (kernel, initramfs) of runs side by side, so only their boots overlap.
 func runCell(ctx context.Context, o Options, c *Cell) {
 	ro := o.Base
@@ -122,7 +126,7 @@ func runCell(ctx context.Context, o Options, c *Cell) {
 		ro.Lanes = 1
 	}
 	start := time.Now()
-	c.Result, c.Err = qemutest.Run(ctx, ro)
+	c.Result, c.Err = o.Runner.Run(ctx, ro)
 	c.Duration = time.Since(start)
 	if c.Result == nil || c.Result.Dir == "" {
 		return

@@ -80,3 +80,67 @@ func skippedAs(plan contract.BootPlan, specs types.SpecReports, reason string) t
 	}
 	return r
 }
+
+// failedAs turns specs that plan's boot would have run into failures with
+// the reason, named after the boot as a made boot's specs are.
+func failedAs(plan contract.BootPlan, specs types.SpecReports, reason string) types.Report {
+	r := types.Report{SuiteDescription: "boot " + plan.Name + " died", SuiteSucceeded: false}
+	for _, s := range specs {
+		s.State = types.SpecStateFailed
+		s.Failure = types.Failure{Message: reason}
+		s.ContainerHierarchyTexts = plan.Prefixed(s.ContainerHierarchyTexts)
+		r.SpecReports = append(r.SpecReports, s)
+	}
+	return r
+}
+
+// plans are the boot plans this run may make: those -boots names (all when
+// it names none), opt-in ones only when LABELS= asks for them.
+func (o Options) plans() []contract.BootPlan {
+	var out []contract.BootPlan
+	for _, plan := range contract.Plans() {
+		if len(o.Boots) > 0 && !slices.Contains(o.Boots, plan.Name) || plan.OptIn && !asksFor(o.Labels, plan.Labels) {
+			continue
+		}
+		out = append(out, plan)
+	}
+	return out
+}
+
+// asksFor says whether the user's label filter asks for specs labelled
+// label: a filter that names it and selects it, as Ginkgo reads filters
+// ("stress" does, "!stress" and no filter do not).
+func asksFor(filter, label string) bool {
+	if filter == "" {
+		return false
+	}
+	match, err := types.ParseLabelFilter(filter)
+	return err == nil && match([]string{label}) && !match(nil)
+}
+
+// repeatedParam refuses extra command-line words that set a parameter a
+// boot plan sets itself: the kernel would see both, and the plan's specs
+// would judge only one of them.
+func repeatedParam(extra []string, plans []contract.BootPlan) error {
+	for _, w := range extra {
+		key, _, _ := strings.Cut(w, "=")
+		for _, plan := range plans {
+			for _, own := range plan.Append {
+				if k, _, _ := strings.Cut(own, "="); k == key {
+					return infra("-append %q sets %s, which boot %s sets itself (%s): the kernel would parse both; drop it, or leave that boot out with LABELS", w, key, plan.Name, own)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// defaultPlan is the boot without parameters of its own.
+func defaultPlan() contract.BootPlan {
+	for _, p := range contract.Plans() {
+		if p.Name == "default" {
+			return p
+		}
+	}
+	panic("no default boot plan")
+}

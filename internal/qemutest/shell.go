@@ -13,7 +13,6 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/initramfs"
 	"github.com/ftrace-stackmap/conformance/initramfs/guest"
-	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/qemu"
 	"golang.org/x/term"
@@ -24,7 +23,7 @@ import (
 // returns when QEMU exits. The run directory keeps the initramfs and a
 // rerun.sh; there is no verdict.
 func Shell(ctx context.Context, o Options, stdin io.Reader, stdout, stderr io.Writer) (*results.Result, error) {
-	r, res, err := o.begin(ctx)
+	r, res, err := new(Runner).begin(ctx, o)
 	if err != nil {
 		return res, err
 	}
@@ -46,10 +45,9 @@ func Shell(ctx context.Context, o Options, stdin io.Reader, stdout, stderr io.Wr
 		return r.res, failed("writing the run configuration", err)
 	}
 	boot := qemu.Boot{Machine: r.m, Kernel: r.kernel, Initrd: initrd,
-		Append: append(append([]string{}, defaultBootArgs...), o.BootArgs...), Memory: o.Mem, Extra: o.QEMUOpts}
+		Append: o.kernelArgs(defaultPlan()), Memory: o.Mem, Extra: o.QEMUOpts}
 	args := append([]string{r.m.Binary}, boot.Args()...)
-	script := "#!/bin/sh\n# Boots the kernel of this run to a shell again.\nexec " + results.ShellCommand(args) + "\n"
-	os.WriteFile(filepath.Join(dir, "rerun.sh"), []byte(script), 0o755)
+	results.WriteRerun(dir, "Boots the kernel of this run to a shell again.", args)
 	fmt.Fprintf(stderr, "booting %s to a shell (%s); Ctrl-A x stops QEMU\n", filepath.Base(r.res.Kernel), strings.Join(boot.Append, " "))
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
@@ -100,14 +98,4 @@ func (p *promptWatch) Write(b []byte) (int, error) {
 		}
 	}
 	return p.w.Write(b)
-}
-
-// defaultPlan is the boot without parameters of its own.
-func defaultPlan() contract.BootPlan {
-	for _, p := range contract.Plans() {
-		if p.Name == "default" {
-			return p
-		}
-	}
-	panic("no default boot plan")
 }

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package qemutest
+
+import (
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/ftrace-stackmap/conformance/internal/consoleframe"
+	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/qemu"
+)
+
+// Judge reads the frames the guest wrote into dir/console.log, saves the
+// files they carry into dir, and decides whether they can be trusted; only
+// then are there reports. boot is how QEMU ended.
+func Judge(dir string, boot *qemu.Result) ([]types.Report, error) {
+	log := filepath.Join(dir, "console.log")
+	f, err := os.Open(log)
+	if err != nil {
+		return nil, failed("reading the console", err)
+	}
+	defer f.Close()
+	c, err := consoleframe.Decode(f)
+	if err != nil {
+		return nil, failed("reading "+log, err)
+	}
+	for name, data := range c.Files {
+		if name != filepath.Base(name) || name == ".." {
+			continue // a file name only: the guest writes in dir, nowhere else
+		}
+		os.WriteFile(filepath.Join(dir, name), data, 0o644)
+	}
+	switch {
+	case boot.Panic != "":
+		return nil, infra("guest kernel panicked: %s (see %s)", boot.Panic, log)
+	case boot.TimedOut:
+		return nil, infra("guest did not power off within %s: hung? (see %s)", boot.Duration.Round(time.Second), log)
+	case len(c.GuestErrors) > 0:
+		return nil, infra("guest: %s (see %s)", c.GuestErrors[0], log)
+	case len(c.Problems) > 0:
+		return nil, infra("result from the guest is damaged: %v (see %s)", c.Problems[0], log)
+	case c.Files["report.json"] == nil || !c.HaveExit:
+		return nil, infra("guest sent no complete result: did its init run? (see %s)", log)
+	}
+	reports, err := results.Parse(c.Files["report.json"])
+	if err != nil {
+		return nil, failed("reading the guest's report", err)
+	}
+	s := results.Summarize(reports)
+	switch {
+	case len(s.SuiteProblems) > 0:
+		return reports, infra("suite: %s", s.SuiteProblems[0])
+	case len(s.Specs) == 0:
+		return reports, infra("no spec ran: check LABELS")
+	case (c.Exit == 0) != s.Succeeded:
+		return reports, infra("suite exit code %d disagrees with its report (succeeded=%v)", c.Exit, s.Succeeded)
+	}
+	return reports, nil
+}

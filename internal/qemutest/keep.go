@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package qemutest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/qemu"
+)
+
+// made is what one plan's boot brought back, before it is kept.
+type made struct {
+	plan    contract.BootPlan
+	chosen  types.SpecReports
+	br      results.BootResult
+	reports []types.Report
+	err     error
+	absent  string // the default boot found no feature: this one was not made
+}
+
+// makeBoot makes a plan's boot when its specs need it. It changes nothing
+// of the run but the default boot's finding that the feature is absent:
+// boots run side by side.
+func (r *run) makeBoot(ctx context.Context, plan contract.BootPlan, sideBySide bool) *made {
+	o := r.o
+	m := &made{plan: plan, br: results.BootResult{Plan: plan}}
+	filter := plan.Filter(o.Labels)
+	m.chosen, m.err = selected(r.specs, filter)
+	if m.err != nil {
+		m.err = infra("LABELS=%q: %w", o.Labels, m.err)
+		return m
+	}
+	if len(m.chosen) == 0 {
+		m.br.Skipped = results.NoSpecSelected
+		return m
+	}
+	if why := r.absentFeature(); why != "" && plan.Name != "default" {
+		// Booting again cannot find a feature the default boot did not.
+		m.absent = why
+		return m
+	}
+	var st *selftestSetup
+	if plan.Name == "default" {
+		st = r.selftests
+	}
+	rep := o.Progress
+	if sideBySide {
+		rep = rep.Lines()
+	}
+	var boot *qemu.Result
+	m.reports, boot, m.err = r.bootOnce(ctx, plan, filter, st, rep)
+	m.br.Boot = boot
+	if plan.Name == "default" && m.err == nil {
+		if why := featureAbsent(m.reports); why != "" {
+			r.mu.Lock()
+			r.noFeature = why
+			r.mu.Unlock()
+		}
+	}
+	return m
+}
+
+// absentFeature is why the default boot found no feature, once it has.
+func (r *run) absentFeature() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.noFeature
+}
+
+// featureAbsent returns the reason the default boot gave for the kernel
+// lacking the feature (a spec's report entry), or "".
+func featureAbsent(reports []types.Report) string {
+	for _, r := range reports {
+		for _, sr := range r.SpecReports {
+			for _, e := range sr.ReportEntries {
+				if e.Name == contract.FeatureEntry {
+					return e.StringRepresentation()
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// keep adds what a boot said to the run, in plan order.
+func (r *run) keep(ctx context.Context, m *made) error {
+	res, plan := r.res, m.plan
+	switch {
+	case m.err != nil && m.br.Boot == nil && m.br.Skipped == "" && !errors.As(m.err, new(*BootDied)):
+		if len(m.chosen) == 0 {
+			return m.err // the label filter
+		}
+	case m.br.Skipped != "":
+		res.Boots = append(res.Boots, m.br)
+		return nil
+	case m.absent != "":
+		m.br.Skipped = m.absent
+		res.Boots = append(res.Boots, m.br)
+		r.reports = append(r.reports, skippedAs(plan, m.chosen, m.absent+results.SeenInDefaultBoot+"; boot "+plan.Name+" not made)"))
+		return nil
+	}
+	dmesg, _ := os.ReadFile(filepath.Join(res.Dir, "boots", plan.Name, "dmesg.txt"))
+	for _, p := range KernelProblems(dmesg) {
+		res.KernelProblems = append(res.KernelProblems, "boot "+plan.Name+": "+p)
+	}
+	res.Boots = append(res.Boots, m.br)
+	var died *BootDied
+	if errors.As(m.err, &died) && len(plan.Append) > 0 {
+		// The kernel died on the parameter this boot exists to test: a
+		// failure of its specs, once a boot without the parameter shows
+		// that the kernel itself comes up.
+		if !r.bootsUp {
+			if err := r.controlBoot(ctx, died); err != nil {
+				return err
+			}
+			r.bootsUp = true
+		}
+		r.reports = append(r.reports, failedAs(plan, m.chosen, died.Error()))
+		return nil
+	}
+	if m.err != nil {
+		return m.err
+	}
+	if len(plan.Append) == 0 {
+		r.bootsUp = true
+	}
+	if plan.Name == "default" && r.selftests != nil {
+		res.Selftests, res.SelftestsNote = readSelftests(filepath.Join(res.Dir, "boots", plan.Name), r.o.FtraceDir, r.selftests.tests)
+	}
+	r.reports = append(r.reports, m.reports...)
+	return nil
+}

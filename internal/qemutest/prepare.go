@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package qemutest
+
+import (
+	"context"
+	"path/filepath"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/ftrace-stackmap/conformance/initramfs"
+	"github.com/ftrace-stackmap/conformance/internal/apt"
+	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/kernels"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
+	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/qemu"
+)
+
+// prepare checks the user's input, then gets QEMU, the kernel, the
+// initramfs and the list of specs ready for res, whose directory start
+// made.
+func (rn *Runner) prepare(ctx context.Context, o Options, res *results.Result) (*run, error) {
+	a, err := o.check()
+	if err != nil {
+		return nil, err
+	}
+	r := &run{o: o, res: res, console: results.NewConsole(res.Dir)}
+	if o.FtraceDir != "" {
+		tests, err := initramfs.FtraceTests(o.FtraceDir, o.FtraceMatch)
+		if err != nil {
+			return nil, failed("finding the tree's selftests", err)
+		}
+		r.selftests = &selftestSetup{tests: tests}
+	}
+	if r.m, err = rn.machine(o, a); err != nil {
+		return nil, err
+	}
+	rn.preparing.Lock()
+	defer rn.preparing.Unlock()
+	if err := r.getKernel(); err != nil {
+		return nil, err
+	}
+	if err := r.getInitramfs(ctx); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// check refuses what the user asked when the run cannot use it, before
+// anything is installed, fetched, built or booted, and returns the arch.
+func (o Options) check() (arch.Arch, error) {
+	a, err := arch.Lookup(o.Arch)
+	if err != nil {
+		return a, &InfraError{Err: err}
+	}
+	// ACCEL= against the arch, as if KVM worked: probing KVM runs QEMU,
+	// which may not be installed yet.
+	if _, err := qemu.ChooseAccel(a.GOARCH, o.Accel, func() error { return nil }); err != nil {
+		return a, &InfraError{Err: err}
+	}
+	if o.Profile != "v4" && o.Profile != "v3" {
+		return a, infra("PROFILE=%q: want v4 or v3", o.Profile)
+	}
+	if o.Require != results.RequireAuto && o.Require != results.RequireStackmap && o.Require != results.RequireNone {
+		return a, infra("REQUIRE=%q: want stackmap, none, or nothing for the kernel's default", o.Require)
+	}
+	if err := repeatedParam(o.BootArgs, o.plans()); err != nil {
+		return a, err
+	}
+	// A filter Ginkgo cannot read is refused now, not after a kernel build.
+	if _, err := types.ParseLabelFilter(o.Labels); err != nil {
+		return a, infra("LABELS=%q: %s", o.Labels, results.Plain(err.Error()))
+	}
+	if o.Kernel != "" && o.Tree != "" {
+		return a, infra("KERNEL= and TREE= name two kernels: give one")
+	}
+	if o.Tree != "" {
+		if err := kbuild.CheckTree(o.Tree, o.Arch); err != nil {
+			return a, &InfraError{Err: err}
+		}
+	}
+	return a, nil
+}
+
+// machine installs QEMU for the arch, then chooses how it runs the guest:
+// KVM when it works, which only an installed QEMU can tell.
+func (rn *Runner) machine(o Options, a arch.Arch) (qemu.Machine, error) {
+	m := qemu.Machines()[o.Arch]
+	rn.preparing.Lock()
+	err := apt.Ensure(o.Progress, apt.Need{Program: m.Binary, Package: m.Package})
+	rn.preparing.Unlock()
+	if err != nil {
+		return m, failed("installing QEMU", err)
+	}
+	accel, err := qemu.ChooseAccel(a.GOARCH, o.Accel, func() error { return qemu.KVMWorks(m) })
+	if err != nil {
+		return m, &InfraError{Err: err}
+	}
+	m = m.WithAccel(accel)
+	if o.CPU != "" {
+		m = m.WithCPU(o.CPU)
+	}
+	return m, nil
+}
+
+// getKernel finds, fetches or builds the kernel the run boots, and notes
+// where it came from and whether the run requires the feature of it.
+func (r *run) getKernel() error {
+	o, res := r.o, r.res
+	start := time.Now()
+	k, err := kernels.Resolve(kernels.Request{Arch: o.Arch, Kernel: o.Kernel, Tree: o.Tree, Image: o.Image, LockFile: o.LockFile,
+		KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir, Progress: o.Progress, Jobs: o.Jobs})
+	if err != nil {
+		return &InfraError{Err: err}
+	}
+	res.KernelTime = time.Since(start)
+	if res.Required, res.RequiredWhy, err = required(o.Require, o.LockFile, k.Entry, k.Source); err != nil {
+		return &InfraError{Err: err}
+	}
+	if k.Reference && o.Profile == "v3" {
+		// The reference kernel is v4 unless told otherwise.
+		r.o.BootArgs = append(r.o.BootArgs, "ftrace_stackmap.profile=v3")
+	}
+	r.kernel = k.Bootable
+	res.Kernel, res.Entry, res.Source, res.KernelSHA, res.KernelCached, res.Machine = k.Path, k.Entry, k.Source, k.SHA256, k.Cached, r.m.Describe()
+	return nil
+}
+
+// getInitramfs builds the initramfs, lists the specs in it, and packs the
+// tree's selftests when the run has them.
+func (r *run) getInitramfs(ctx context.Context) error {
+	o := r.o
+	step := o.Progress.Step("building initramfs (%s)", o.Arch)
+	b := initramfs.Builder{ModuleDir: o.ModuleDir, OutDir: filepath.Join(o.ModuleDir, "build", o.Arch), Arch: o.Arch}
+	var err error
+	r.base, err = b.Build(ctx)
+	step(err)
+	if err != nil {
+		return failed("building the initramfs", err)
+	}
+	if r.specs, err = listSpecs(ctx, b.HostSuite()); err != nil {
+		return failed("listing the specs", err)
+	}
+	if r.selftests != nil {
+		if r.selftests.records, err = o.selftestRecords(); err != nil {
+			return failed("preparing the selftests", err)
+		}
+	}
+	return nil
+}

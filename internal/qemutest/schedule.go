@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package qemutest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/ftrace-stackmap/conformance/internal/contract"
+)
+
+// bootAll makes the plans' boots, as many at a time as there are lanes,
+// starting them in plan order (the default boot first: it tells whether
+// the kernel has the feature at all), and keeps what they say in plan
+// order, so the reports do not depend on which boot ended first.
+func (r *run) bootAll(ctx context.Context, plans []contract.BootPlan) error {
+	lanes := r.o.lanes(len(plans))
+	r.res.Lanes = lanes
+	outs := make([]*made, len(plans))
+	inLanes(ctx, len(plans), lanes, func(i int) {
+		outs[i] = r.makeBoot(ctx, plans[i], lanes > 1)
+	})
+	if ctx.Err() != nil {
+		return failed("booting", ctx.Err())
+	}
+	for _, m := range outs {
+		if err := r.keep(ctx, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// inLanes calls do for 0 to n-1, at most lanes calls at a time, starting
+// them in that order, and returns when all have returned. Once ctx is
+// cancelled, no more start.
+func inLanes(ctx context.Context, n, lanes int, do func(i int)) {
+	var g errgroup.Group
+	g.SetLimit(lanes)
+	for i := range n {
+		g.Go(func() error {
+			if ctx.Err() == nil {
+				do(i)
+			}
+			return nil
+		})
+	}
+	g.Wait()
+}
+
+// lanes is how many boots run at once: LANES=, else one per CPU, as many
+// as the free memory holds, one when the console is echoed (boots would
+// interleave on it).
+func (o Options) lanes(plans int) int {
+	n := o.Lanes
+	if n <= 0 {
+		n = min(runtime.NumCPU(), memoryLanes(o.Mem))
+	}
+	if o.Echo != nil {
+		n = 1
+	}
+	return max(1, min(n, plans))
+}
+
+// memoryLanes is how many guests of mem (QEMU's -m, megabytes, 512 when
+// empty) and QEMU's own overhead fit in the memory available now.
+func memoryLanes(mem string) int {
+	guest := 512
+	if v, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSuffix(mem, "M"), "m")); err == nil && v > 0 {
+		guest = v
+	}
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 1
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		var kb int
+		if _, err := fmt.Sscanf(l, "MemAvailable: %d kB", &kb); err == nil {
+			return max(1, kb/1024/(guest+256))
+		}
+	}
+	return 1
+}

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package results
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Every command names its run directory the same way, and latest points
+// at the newest.
+func TestNewRunDirNames(t *testing.T) {
+	for _, tc := range []struct{ kind, arch, want string }{
+		{"", "arm64", `^\d{8}-\d{6}-arm64$`},
+		{"", "sparc", `^\d{8}-\d{6}-unknown-arch$`},
+		{"mutants", "x86_64", `^mutants-\d{8}-\d{6}-x86_64$`},
+		{"matrix", "", `^matrix-\d{8}-\d{6}$`},
+		{"review", "", `^review-\d{8}-\d{6}$`},
+		{"bench", "", `^bench-\d{8}-\d{6}$`},
+	} {
+		parent := t.TempDir()
+		dir, err := NewRunDir(parent, tc.kind, tc.arch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name := filepath.Base(dir); !regexp.MustCompile(tc.want).MatchString(name) {
+			t.Errorf("NewRunDir(%q, %q) = %s, want %s", tc.kind, tc.arch, name, tc.want)
+		}
+		if target, err := os.Readlink(filepath.Join(parent, "latest")); err != nil || target != filepath.Base(dir) {
+			t.Errorf("latest -> %q (%v), want %s", target, err, filepath.Base(dir))
+		}
+	}
+}
+
+// Runs side by side in one parent get directories of their own and must
+// not fail on each other's latest link.
+func TestNewRunDirSideBySide(t *testing.T) {
+	parent := t.TempDir()
+	var wg sync.WaitGroup
+	dirs := make([]string, 8)
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dirs[i], errs[i] = NewRunDir(parent, "", "arm64")
+		}()
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for i, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[dirs[i]] {
+			t.Errorf("%s given twice", dirs[i])
+		}
+		seen[dirs[i]] = true
+	}
+	target, err := os.Readlink(filepath.Join(parent, "latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(parent, target)); err != nil {
+		t.Errorf("latest -> %s: %v", target, err)
+	}
+	if leftovers, _ := filepath.Glob(filepath.Join(parent, ".latest-*")); len(leftovers) > 0 {
+		t.Errorf("temporary links left: %v", leftovers)
+	}
+}
+
+// Boots ending side by side each add their console whole.
+func TestConsoleKeepsBootsWhole(t *testing.T) {
+	dir := t.TempDir()
+	c := NewConsole(dir)
+	var wg sync.WaitGroup
+	for _, name := range []string{"a", "b", "c", "d"} {
+		log := filepath.Join(dir, name+".log")
+		os.WriteFile(log, []byte(strings.Repeat(name+" line\n", 2000)), 0o644)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.Add(name, "qemu "+name, log)
+		}()
+	}
+	wg.Wait()
+	data, err := os.ReadFile(filepath.Join(dir, "console.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range strings.Split(string(data), "===== boot ")[1:] {
+		name := part[:1]
+		if want := name + ": qemu " + name + " =====\n" + strings.Repeat(name+" line\n", 2000); part != want {
+			t.Errorf("boot %s's console is not whole", name)
+		}
+	}
+}
+
+func TestRerunAndCommand(t *testing.T) {
+	dir := t.TempDir()
+	cmd := []string{"qemu-system-x86_64", "-append", "console=ttyS0 panic=-1"}
+	if err := WriteRerun(dir, "Boots default of this run again, as it was made.", cmd); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteQEMUCommand(dir, cmd); err != nil {
+		t.Fatal(err)
+	}
+	script, _ := os.ReadFile(filepath.Join(dir, "rerun.sh"))
+	want := "#!/bin/sh\n# Boots default of this run again, as it was made.\nexec qemu-system-x86_64 -append 'console=ttyS0 panic=-1'\n"
+	if string(script) != want {
+		t.Errorf("rerun.sh = %q, want %q", script, want)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "rerun.sh")); err != nil || fi.Mode().Perm()&0o100 == 0 {
+		t.Errorf("rerun.sh not executable: %v", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "qemu-command.txt")); string(got) != "qemu-system-x86_64 -append 'console=ttyS0 panic=-1'\n" {
+		t.Errorf("qemu-command.txt = %q", got)
+	}
+}
