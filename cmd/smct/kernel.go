@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
@@ -18,7 +19,7 @@ import (
 func kernelMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("kernel", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	arch := fs.String("arch", "", "arm64 or x86_64")
+	archName := fs.String("arch", "", "arm64 or x86_64")
 	pin := fs.Bool("pin", false, "record the build's inputs and image hashes in images.lock")
 	lock := fs.String("lock", "images.lock", "the image lock file")
 	entry := fs.String("entry", "reference", "the lock entry to pin")
@@ -31,7 +32,12 @@ func kernelMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitNoVerdict
 	}
-	b := kbuild.Builder{Arch: *arch, KernelDir: filepath.Join(dir, "kernel"), CacheDir: cacheDir(), Progress: progress.New(stderr), Jobs: *jobs}
+	a, err := arch.Lookup(*archName)
+	if err != nil {
+		fmt.Fprintf(stderr, "kernel: %v\n", err)
+		return exitNoVerdict
+	}
+	b := kbuild.Builder{Arch: a, KernelDir: filepath.Join(dir, "kernel"), CacheDir: cacheDir(), Progress: progress.New(stderr), Jobs: *jobs}
 	start := time.Now()
 	res, err := b.Build()
 	if err != nil {
@@ -42,13 +48,13 @@ func kernelMain(args []string, stdout, stderr io.Writer) int {
 	if res.Cached {
 		how = "cached"
 	}
-	fmt.Fprintf(stderr, "%s kernel %s: sha256 %s, inputs %s\n", *arch, how, res.ImageSHA256, res.Key)
+	fmt.Fprintf(stderr, "%s kernel %s: sha256 %s, inputs %s\n", a.Name, how, res.ImageSHA256, res.Key)
 	if *pin {
-		if err := images.Pin(filepath.Join(dir, *lock), *entry, *arch, res.Key, res.ImageSHA256); err != nil {
+		if err := images.Pin(filepath.Join(dir, *lock), *entry, a.Name, res.Key, res.ImageSHA256); err != nil {
 			fmt.Fprintf(stderr, "kernel: %v\n", err)
 			return exitNoVerdict
 		}
-		fmt.Fprintf(stderr, "pinned %s/%s in %s\n", *entry, *arch, *lock)
+		fmt.Fprintf(stderr, "pinned %s/%s in %s\n", *entry, a.Name, *lock)
 	}
 	fmt.Fprintln(stdout, res.Image)
 	return 0

@@ -11,6 +11,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
@@ -61,8 +62,8 @@ func reviewMain(args []string, stdout, stderr io.Writer) int {
 		return fail("-labels %q: %s", o.Labels, results.OneLine(err.Error()))
 	}
 	absIfThere(tree, series, against)
-	for _, a := range archNames {
-		if err := kbuild.CheckTree(*tree, a); err != nil {
+	for _, name := range archNames {
+		if err := kbuild.CheckTree(*tree, arch.MustLookup(name)); err != nil {
 			return fail("%v", err)
 		}
 	}

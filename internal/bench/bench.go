@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/initramfs"
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/matrix"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
@@ -58,7 +59,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	defer os.RemoveAll(tmp)
 	m := &measure{o: o, tmp: tmp, alone: map[string]float64{}, r: &Report{Time: time.Now().UTC(), Image: o.Image, Reps: o.Reps,
-		Host: fmt.Sprintf("%d CPUs, %s", runtime.NumCPU(), qemu.Machines()[o.Arches[0]].Version())}}
+		Host: fmt.Sprintf("%d CPUs, %s", runtime.NumCPU(), qemu.MachineFor(arch.MustLookup(o.Arches[0])).Version())}}
 	for _, arch := range o.Arches {
 		if err := m.arch(ctx, arch); err != nil {
 			return nil, err
@@ -102,11 +103,11 @@ func (m *measure) seconds(name string, xs []float64) float64 {
 
 // arch times warm runs of one arch, the floor of each boot they made, and
 // its initramfs builds.
-func (m *measure) arch(ctx context.Context, arch string) error {
+func (m *measure) arch(ctx context.Context, name string) error {
 	o := m.o
 	// The first run fetches and builds what is missing: not timed.
-	end := o.Progress.Step("%s: a first run, to warm up", arch)
-	_, err := m.qemuTest(ctx, o.base(), arch)
+	end := o.Progress.Step("%s: a first run, to warm up", name)
+	_, err := m.qemuTest(ctx, o.base(), name)
 	end(err)
 	if err != nil {
 		return err
@@ -115,9 +116,9 @@ func (m *measure) arch(ctx context.Context, arch string) error {
 	boots := map[string][]float64{}
 	var last *results.Result
 	for i := range o.Reps {
-		end := o.Progress.Step("%s: qemu-test %d/%d", arch, i+1, o.Reps)
+		end := o.Progress.Step("%s: qemu-test %d/%d", name, i+1, o.Reps)
 		start := time.Now()
-		res, err := m.qemuTest(ctx, o.base(), arch)
+		res, err := m.qemuTest(ctx, o.base(), name)
 		end(err)
 		if err != nil {
 			return err
@@ -130,16 +131,16 @@ func (m *measure) arch(ctx context.Context, arch string) error {
 		}
 		last = res
 	}
-	m.alone[arch] = m.seconds(arch+" qemu-test, warm", total)
-	if err := m.floor(ctx, arch, last, boots); err != nil {
+	m.alone[name] = m.seconds(name+" qemu-test, warm", total)
+	if err := m.floor(ctx, name, last, boots); err != nil {
 		return err
 	}
-	cold, warm, err := o.initramfs(ctx, arch, m.tmp)
+	cold, warm, err := o.initramfs(ctx, name, m.tmp)
 	if err != nil {
 		return err
 	}
-	m.seconds(arch+" initramfs build, fresh out dir", cold)
-	m.seconds(arch+" initramfs build, no change", warm)
+	m.seconds(name+" initramfs build, fresh out dir", cold)
+	m.seconds(name+" initramfs build, no change", warm)
 	return nil
 }
 
@@ -201,14 +202,14 @@ func (o Options) base() qemutest.Options {
 }
 
 // qemuTest makes one full run of base on arch, quietly, and wants a verdict.
-func (m *measure) qemuTest(ctx context.Context, base qemutest.Options, arch string) (*results.Result, error) {
+func (m *measure) qemuTest(ctx context.Context, base qemutest.Options, name string) (*results.Result, error) {
 	ro := base
-	ro.Arch, ro.Image = arch, m.o.Image
+	ro.Arch, ro.Image = name, m.o.Image
 	ro.ResultsDir = filepath.Join(m.tmp, "runs")
-	ro.Progress = progress.Quiet(m.o.Notes, arch+": ")
+	ro.Progress = progress.Quiet(m.o.Notes, name+": ")
 	res, err := m.runner.Run(ctx, ro)
 	if err != nil {
-		return nil, fmt.Errorf("%s: NO VERDICT: %v", arch, err)
+		return nil, fmt.Errorf("%s: NO VERDICT: %v", name, err)
 	}
 	return res, nil
 }
@@ -243,15 +244,15 @@ func (m *measure) atOnce(ctx context.Context) (time.Duration, error) {
 
 // initramfs times the build into a fresh directory and into build/<arch>
 // when nothing changed.
-func (o Options) initramfs(ctx context.Context, arch, tmp string) (cold, warm []float64, err error) {
+func (o Options) initramfs(ctx context.Context, name, tmp string) (cold, warm []float64, err error) {
 	for i := range o.Reps {
 		dir, err := os.MkdirTemp(tmp, "initramfs-")
 		if err != nil {
 			return nil, nil, err
 		}
-		end := o.Progress.Step("%s: initramfs build, fresh out dir %d/%d", arch, i+1, o.Reps)
+		end := o.Progress.Step("%s: initramfs build, fresh out dir %d/%d", name, i+1, o.Reps)
 		start := time.Now()
-		_, err = initramfs.Builder{ModuleDir: o.Base.ModuleDir, OutDir: dir, Arch: arch}.Build(ctx)
+		_, err = initramfs.Builder{ModuleDir: o.Base.ModuleDir, OutDir: dir, Arch: arch.MustLookup(name)}.Build(ctx)
 		end(err)
 		if err != nil {
 			return nil, nil, err
@@ -259,7 +260,7 @@ func (o Options) initramfs(ctx context.Context, arch, tmp string) (cold, warm []
 		cold = append(cold, time.Since(start).Seconds())
 		os.RemoveAll(dir)
 	}
-	b := initramfs.Builder{ModuleDir: o.Base.ModuleDir, OutDir: filepath.Join(o.Base.ModuleDir, "build", arch), Arch: arch}
+	b := initramfs.Builder{ModuleDir: o.Base.ModuleDir, OutDir: filepath.Join(o.Base.ModuleDir, "build", name), Arch: arch.MustLookup(name)}
 	for range o.Reps {
 		start := time.Now()
 		if _, err := b.Build(ctx); err != nil {

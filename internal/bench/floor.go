@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ftrace-stackmap/conformance/initramfs"
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 )
 
@@ -22,9 +23,9 @@ import (
 // initramfs, made the way the run made them (as many at a time, started in
 // plan order), and holds the arch's warm run against that; the sum of the
 // boots one after the other is shown beside it.
-func (m *measure) floor(ctx context.Context, arch string, last *results.Result, boots map[string][]float64) error {
+func (m *measure) floor(ctx context.Context, name string, last *results.Result, boots map[string][]float64) error {
 	o := m.o
-	initrd, err := initramfs.Builder{ModuleDir: o.Base.ModuleDir, OutDir: filepath.Join(m.tmp, "floor-"+arch), Arch: arch}.Floor(ctx)
+	initrd, err := initramfs.Builder{ModuleDir: o.Base.ModuleDir, OutDir: filepath.Join(m.tmp, "floor-"+name), Arch: arch.MustLookup(name)}.Floor(ctx)
 	if err != nil {
 		return err
 	}
@@ -38,7 +39,7 @@ func (m *measure) floor(ctx context.Context, arch string, last *results.Result, 
 	each := map[string][]float64{}
 	var wall []float64
 	for i := range o.Reps {
-		end := o.Progress.Step("%s: floor of its %d boots, %d at a time, %d/%d", arch, len(made), lanes, i+1, o.Reps)
+		end := o.Progress.Step("%s: floor of its %d boots, %d at a time, %d/%d", name, len(made), lanes, i+1, o.Reps)
 		d, times, err := floorBoots(ctx, made, initrd, o.Base.Timeout, lanes)
 		end(err)
 		if err != nil {
@@ -51,13 +52,13 @@ func (m *measure) floor(ctx context.Context, arch string, last *results.Result, 
 	}
 	sum := 0.0
 	for _, b := range made {
-		m.seconds(arch+" boot "+b.Plan.Name+", suite", boots[b.Plan.Name])
-		sum += m.seconds(arch+" boot "+b.Plan.Name+", floor", each[b.Plan.Name])
+		m.seconds(name+" boot "+b.Plan.Name+", suite", boots[b.Plan.Name])
+		sum += m.seconds(name+" boot "+b.Plan.Name+", floor", each[b.Plan.Name])
 	}
-	m.r.Figures = append(m.r.Figures, Figure{Name: fmt.Sprintf("%s floor, its %d boots one after the other", arch, len(made)), Value: sum, Unit: "s"})
-	floor := m.seconds(fmt.Sprintf("%s floor, its %d boots %d at a time", arch, len(made), lanes), wall)
-	m.r.Targets = append(m.r.Targets, target(fmt.Sprintf("%s full run <= %.2gx floor of its boots", arch, RunOverFloor),
-		m.alone[arch], floor, RunOverFloor))
+	m.r.Figures = append(m.r.Figures, Figure{Name: fmt.Sprintf("%s floor, its %d boots one after the other", name, len(made)), Value: sum, Unit: "s"})
+	floor := m.seconds(fmt.Sprintf("%s floor, its %d boots %d at a time", name, len(made), lanes), wall)
+	m.r.Targets = append(m.r.Targets, target(fmt.Sprintf("%s full run <= %.2gx floor of its boots", name, RunOverFloor),
+		m.alone[name], floor, RunOverFloor))
 	return nil
 }
 

@@ -3,6 +3,8 @@
 package qemutest
 
 import (
+	"github.com/ftrace-stackmap/conformance/internal/arch"
+
 	"slices"
 	"testing"
 	"time"
@@ -73,7 +75,7 @@ func TestKernelArgs(t *testing.T) {
 // parsing them.
 func TestQEMUBoot(t *testing.T) {
 	o := Options{Request: results.Request{Timeout: time.Minute}, Mem: "1024", QEMUOpts: []string{"-smp", "2"}}
-	m := qemu.Machines()["x86_64"]
+	m := qemu.MachineFor(arch.MustLookup("x86_64"))
 	for _, tc := range []struct {
 		plan  contract.BootPlan
 		early bool

@@ -12,6 +12,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/initramfs"
 	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	"github.com/ftrace-stackmap/conformance/internal/apt"
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/dumpcheck"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
@@ -26,8 +27,8 @@ type selftestSetup struct {
 
 // selftestRecords fetches the pinned busybox for the arch and packs it with
 // the tree's selftests.
-func (o Options) selftestRecords() ([]cpio.Record, error) {
-	busybox, err := o.busybox()
+func (o Options) selftestRecords(a arch.Arch) ([]cpio.Record, error) {
+	busybox, err := o.busybox(a)
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +37,7 @@ func (o Options) selftestRecords() ([]cpio.Record, error) {
 
 // busybox fetches (or finds cached) the busybox images.lock pins for the
 // arch: the guest's shell for ftracetest and SHELL=1.
-func (o Options) busybox() (string, error) {
+func (o Options) busybox(a arch.Arch) (string, error) {
 	lock, err := images.Read(o.LockFile)
 	if err != nil {
 		return "", err
@@ -45,8 +46,8 @@ func (o Options) busybox() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	step := o.Progress.Step("busybox (%s)", o.Arch)
-	busybox, err := images.Fetch(tool, o.Arch, o.CacheDir, o.Progress)
+	step := o.Progress.Step("busybox (%s)", a.Name)
+	busybox, err := images.Fetch(tool, a, o.CacheDir, o.Progress)
 	step(err)
 	return busybox, err
 }

@@ -77,7 +77,7 @@ func (o Options) check() (arch.Arch, error) {
 		return a, infra("KERNEL= and TREE= name two kernels: give one")
 	}
 	if o.Tree != "" {
-		if err := kbuild.CheckTree(o.Tree, o.Arch); err != nil {
+		if err := kbuild.CheckTree(o.Tree, a); err != nil {
 			return a, &InfraError{Err: err}
 		}
 	}
@@ -87,9 +87,9 @@ func (o Options) check() (arch.Arch, error) {
 // machine installs QEMU for the arch, then chooses how it runs the guest:
 // KVM when it works, which only an installed QEMU can tell.
 func (rn *Runner) machine(o Options, a arch.Arch) (qemu.Machine, error) {
-	m := qemu.Machines()[o.Arch]
+	m := qemu.MachineFor(a)
 	rn.preparing.Lock()
-	err := apt.Ensure(o.Progress, apt.Need{Program: m.Binary, Package: m.Package})
+	err := apt.Ensure(o.Progress, apt.Need{Program: m.Binary, Package: a.QEMUPkg})
 	rn.preparing.Unlock()
 	if err != nil {
 		return m, failed("installing QEMU", err)
@@ -110,7 +110,7 @@ func (rn *Runner) machine(o Options, a arch.Arch) (qemu.Machine, error) {
 func (r *run) getKernel() error {
 	o, res := r.o, r.res
 	start := time.Now()
-	k, err := kernels.Resolve(kernels.Request{Arch: o.Arch, Kernel: o.Kernel, Tree: o.Tree, Image: o.Image, LockFile: o.LockFile,
+	k, err := kernels.Resolve(kernels.Request{Arch: r.m.Arch, Kernel: o.Kernel, Tree: o.Tree, Image: o.Image, LockFile: o.LockFile,
 		KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir, Progress: o.Progress, Jobs: o.Jobs})
 	if err != nil {
 		return &InfraError{Err: err}
@@ -132,8 +132,9 @@ func (r *run) getKernel() error {
 // tree's selftests when the run has them.
 func (r *run) getInitramfs(ctx context.Context) error {
 	o := r.o
-	step := o.Progress.Step("building initramfs (%s)", o.Arch)
-	b := initramfs.Builder{ModuleDir: o.ModuleDir, OutDir: filepath.Join(o.ModuleDir, "build", o.Arch), Arch: o.Arch}
+	a := r.m.Arch
+	step := o.Progress.Step("building initramfs (%s)", a.Name)
+	b := initramfs.Builder{ModuleDir: o.ModuleDir, OutDir: filepath.Join(o.ModuleDir, "build", a.Name), Arch: a}
 	var err error
 	r.base, err = b.Build(ctx)
 	step(err)
@@ -144,7 +145,7 @@ func (r *run) getInitramfs(ctx context.Context) error {
 		return failed("listing the specs", err)
 	}
 	if r.selftests != nil {
-		if r.selftests.records, err = o.selftestRecords(); err != nil {
+		if r.selftests.records, err = o.selftestRecords(a); err != nil {
 			return failed("preparing the selftests", err)
 		}
 	}

@@ -27,7 +27,7 @@ func Shell(ctx context.Context, o Options, stdin io.Reader, stdout, stderr io.Wr
 	if err != nil {
 		return res, err
 	}
-	busybox, err := o.busybox()
+	busybox, err := o.busybox(r.m.Arch)
 	if err != nil {
 		return r.res, failed("fetching busybox for the shell", err)
 	}

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/initramfs"
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
@@ -229,7 +230,7 @@ func TestBadInputGetsAReasonAndExit2(t *testing.T) {
 	}
 }
 
-func fetch(t *testing.T, arch string) string {
+func fetch(t *testing.T, name string) string {
 	t.Helper()
 	lock, err := images.Read(filepath.Join(rootDir, "images.lock"))
 	if err != nil {
@@ -244,7 +245,7 @@ func fetch(t *testing.T, arch string) string {
 		d, _ := os.UserCacheDir()
 		cache = filepath.Join(d, "stackmap-conformance")
 	}
-	path, err := images.Fetch(e, arch, cache, os.Stderr)
+	path, err := images.Fetch(e, arch.MustLookup(name), cache, os.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +257,7 @@ func fetch(t *testing.T, arch string) string {
 func TestInitThatCannotRunIsNoVerdict(t *testing.T) {
 	needBoots(t)
 	ctx := context.Background()
-	b := initramfs.Builder{ModuleDir: rootDir, OutDir: filepath.Join(rootDir, "build", "arm64"), Arch: "arm64"}
+	b := initramfs.Builder{ModuleDir: rootDir, OutDir: filepath.Join(rootDir, "build", "arm64"), Arch: arch.MustLookup("arm64")}
 	base, err := b.Build(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -266,7 +267,7 @@ func TestInitThatCannotRunIsNoVerdict(t *testing.T) {
 	if err := initramfs.WithRunConfig(base, initrd, guest.RunConfig{TimeoutSeconds: 60}); err != nil {
 		t.Fatal(err)
 	}
-	boot, err := qemu.Run(ctx, qemu.Boot{Machine: qemu.Machines()["x86_64"], Kernel: fetch(t, "x86_64"), Initrd: initrd,
+	boot, err := qemu.Run(ctx, qemu.Boot{Machine: qemu.MachineFor(arch.MustLookup("x86_64")), Kernel: fetch(t, "x86_64"), Initrd: initrd,
 		Timeout: 2 * time.Minute, ConsoleLog: filepath.Join(dir, "console.log")})
 	if err != nil {
 		t.Fatal(err)
@@ -280,7 +281,7 @@ func TestInitThatCannotRunIsNoVerdict(t *testing.T) {
 
 func TestMissingQEMUIsNamed(t *testing.T) {
 	needBoots(t)
-	m := qemu.Machines()["arm64"]
+	m := qemu.MachineFor(arch.MustLookup("arm64"))
 	m.Binary = "qemu-system-nonexistent"
 	_, err := qemu.Run(context.Background(), qemu.Boot{Machine: m, ConsoleLog: filepath.Join(t.TempDir(), "c")})
 	if err == nil || !strings.Contains(err.Error(), "install the Debian package qemu-system-arm") {
@@ -310,7 +311,7 @@ func TestBrokenPinsStopTheFetch(t *testing.T) {
 			a := e.Arches["arm64"]
 			tc.edit(&a)
 			e.Arches = map[string]images.ArchImage{"arm64": a}
-			_, err := images.Fetch(&e, "arm64", t.TempDir(), io.Discard)
+			_, err := images.Fetch(&e, arch.MustLookup("arm64"), t.TempDir(), io.Discard)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Fetch() = %v, want an error mentioning %q", err, tc.want)
 			}
