@@ -94,8 +94,11 @@ func failingRun() *Result {
 	stress := Spec{Name: "default.stress-readers-and-resets-keep-the-map-consist", Boot: "default",
 		Text: "stress readers and resets keep the map consistent", Class: contract.Fail,
 		Message: "stack_map lost 3 stacks", Detail: "stack_map lost 3 stacks", Location: "suites/stress/stress.go:77"}
+	twoIDs := fail
+	twoIDs.Name, twoIDs.IDs = "default.SM-RESET-04+SM-BIN-04", []string{"SM-RESET-04", "SM-BIN-04"}
+	twoIDs.Text = "resetting the map [SM-RESET-04][SM-BIN-04] empties the binary export"
 	res := result(took(pass, time.Second), took(fail, 40*time.Millisecond), absent, notMade, took(unresolved, time.Millisecond),
-		took(timedOut, 30*time.Second), long, died, stress, pass)
+		took(timedOut, 30*time.Second), long, died, stress, twoIDs, pass)
 	res.Summary.Require(contract.LabelStackmap, "default for build entries: IMAGE=reference")
 	res.Required, res.RequiredWhy = true, "default for build entries: IMAGE=reference"
 	res.Request.Labels = "stackmap || baseline && !SM-BOOT-02"
