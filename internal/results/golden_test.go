@@ -37,6 +37,8 @@ func TestGolden(t *testing.T) {
 				}
 				golden.Check(t, name+"/"+f, string(b))
 			}
+			b, _ := os.ReadFile(filepath.Join(res.Dir, EvidenceFile))
+			checkMail(t, string(b))
 		})
 	}
 }
@@ -86,7 +88,7 @@ func failingRun() *Result {
 	long := fail
 	long.Name, long.IDs, long.Text = "default.SM-TEXT-02", []string{"SM-TEXT-02"}, "the text export [SM-TEXT-02] names every frame"
 	long.Detail = "frames without a name:\n" + strings.Repeat("  0xffffffff81000000\n", 30) + "\x1b[31mend\x1b[0m\r"
-	long.Message = oneLine(long.Detail)
+	long.Message = strings.Join(strings.Fields(long.Detail), " ")[:237] + "..."
 	died := Spec{Name: "trace-options.SM-OPT-02", Boot: "trace-options", Text: "boot [SM-OPT-02] trace_options=stackmap turns the option on",
 		IDs: []string{"SM-OPT-02"}, Class: contract.Fail,
 		Message: "boot trace-options died: Kernel panic - not syncing: stackmap: bad option the console's last lines: [ 0.51] stackmap: bad option [ 0.52] Kernel panic - not syncing: stackmap: bad option",
@@ -143,4 +145,34 @@ func noVerdictRun() *Result {
 	res.NoVerdict = "boot default did not reach the suite: \x1b[31mKernel panic\x1b[0m - not syncing: VFS: Unable to mount root fs # 1\n" +
 		"the console's last lines:\n  [    1.234] VFS: Cannot open root device \"vda\"\n  [    1.235] Kernel panic - not syncing: VFS: Unable to mount root fs"
 	return res
+}
+
+// checkMail fails on what a mail would mangle: colours, tabs, lines wider
+// than Width that a space could have broken (the reproduce command aside).
+func checkMail(t *testing.T, text string) {
+	t.Helper()
+	for _, l := range strings.Split(text, "\n") {
+		if strings.ContainsAny(l, "\x1b\t\r") {
+			t.Errorf("control character in %q", l)
+		}
+		if len(l) > Width && !strings.HasPrefix(l, "  make ") && !strings.HasPrefix(l, "  go run ") && strings.Contains(strings.TrimSpace(l), " ") {
+			t.Errorf("line of %d columns: %q", len(l), l)
+		}
+	}
+}
+
+// TestReportsOfARunRefusedEarly: what the run did not learn is left out,
+// not printed empty, and the reason is there.
+func TestReportsOfARunRefusedEarly(t *testing.T) {
+	res := &Result{Request: opts, Dir: "results/x", NoVerdict: "PROFILE=\"v9\": want v4 or v3\n", Plans: []string{"default"}}
+	for name, text := range map[string]string{"summary": Text(res), "evidence": Evidence(res), "ktap": KTAP(res)} {
+		for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
+			if strings.HasSuffix(strings.TrimSpace(l), ":") || strings.Contains(l, ", sha256") || strings.HasSuffix(l, " on") {
+				t.Errorf("%s: empty field %q", name, l)
+			}
+		}
+		if !strings.Contains(text, `PROFILE="v9": want v4 or v3`) {
+			t.Errorf("%s lacks the reason:\n%s", name, text)
+		}
+	}
 }

@@ -133,22 +133,11 @@ func TestDecoderIsATest(t *testing.T) {
 	if c, code := res.ClosingLine(), res.ExitCode(); c != "2 passed, 0 failed, 0 skipped" || code != 0 {
 		t.Errorf("an agreeing decoder: %q, exit %d", c, code)
 	}
-	if k := KTAP(res); !strings.Contains(k, "1..2\n") || !strings.Contains(k, "ok 2 default.decoder\n") {
-		t.Errorf("KTAP of an agreeing decoder:\n%s", k)
-	}
 	res.Decoder.Problems = []string{"the decoder failed on the kernel's export (exit status 1): ValueError: Bad magic: 0x46534d42 (neither LE nor BE)"}
 	if c, code := res.ClosingLine(), res.ExitCode(); c != "1 passed, 1 failed, 0 skipped" || code != 1 {
 		t.Errorf("a disagreeing decoder: %q, exit %d", c, code)
 	}
 	if v := res.Verdict(); !strings.Contains(v, "stackmap_dump.py disagrees") {
 		t.Errorf("verdict %q does not name the decoder", v)
-	}
-	k := KTAP(res)
-	if !strings.Contains(k, "# the decoder failed on the kernel's export") || !strings.Contains(k, "not ok 2 default.decoder\n") {
-		t.Errorf("KTAP of a disagreeing decoder:\n%s", k)
-	}
-	j, err := JUnit(res)
-	if err != nil || !strings.Contains(string(j), `<testcase name="decoder" classname="x86_64.default"`) || !strings.Contains(string(j), `failures="1"`) {
-		t.Errorf("JUnit of a disagreeing decoder (%v):\n%s", err, j)
 	}
 }

@@ -108,41 +108,6 @@ func TestJudgeBlamesThePatchThatBrokeSomething(t *testing.T) {
 	}
 }
 
-func TestTableMarksWhatEachPatchChanged(t *testing.T) {
-	w := walkOf(
-		classes("BASE-ONOFF-01", "PASS", "SM-NODE-01", "UNSUPPORTED", "SM-BIN-01", "UNSUPPORTED"),
-		classes("BASE-ONOFF-01", "PASS", "SM-NODE-01", "PASS", "SM-BIN-01", "FAIL"),
-		classes("BASE-ONOFF-01", "PASS", "SM-NODE-01", "PASS", "SM-BIN-01", "PASS"),
-	)
-	text := w.Text()
-	for _, want := range []string{
-		"SM-NODE-01       UNSUP   PASS*   PASS\n",
-		"SM-BIN-01        UNSUP   FAIL*   PASS*",
-		"1/2 x86_64: UNSUPPORTED -> PASS: SM-NODE-01",
-		"2/2 x86_64: FAIL -> PASS: SM-BIN-01",
-		"verdict          ok      FAIL    ok",
-		"Walk: FAIL",
-	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("series.txt lacks %q:\n%s", want, text)
-		}
-	}
-	for i, l := range strings.Split(text, "\n") {
-		if len(l) > 80 {
-			t.Errorf("line %d is %d columns: %q", i+1, len(l), l)
-		}
-	}
-	ktap := w.KTAP()
-	for _, want := range []string{"KTAP version 1\n1..3\n", "  # Subtest: patch-1\n", "  not ok 4 x86_64.SM-BIN-01\n", "not ok 2 patch-1\n", "ok 3 patch-2\n", "ok 5 x86_64.SM-NODE-01 # SKIP UNSUPPORTED"} {
-		if !strings.Contains(ktap, want) {
-			t.Errorf("KTAP lacks %q:\n%s", want, ktap)
-		}
-	}
-	if ev := w.Evidence(2); !strings.Contains(ev, "[PATCH 2/2] patch 2") || !strings.Contains(ev, "2/2 x86_64: FAIL -> PASS: SM-BIN-01") {
-		t.Errorf("evidence of 2/2:\n%s", ev)
-	}
-}
-
 // A git range names its base and its patches in the tree itself.
 func TestReadSeriesFromARange(t *testing.T) {
 	dir := t.TempDir()
