@@ -9,8 +9,8 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
-	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/internal/results/golden"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
 // liveReport is a live run's Ginkgo report: a pass, a failure and a skip,
@@ -42,13 +42,12 @@ func liveReport(specs bool) types.Report {
 // shaped as a QEMU run's.
 func TestLiveReports(t *testing.T) {
 	for name, r := range map[string]types.Report{"live": liveReport(true), "live-nospec": liveReport(false)} {
-		res := liveResult(r, results.Summarize([]types.Report{r}))
-		res.Request.Arch = "x86_64" // the test's, not the host's
-		golden.Check(t, name+"/ktap.txt", results.Plain(results.KTAP(res)))
-		b, err := results.JUnit(res)
+		run := liveRun(r, report.Summarize([]types.Report{r}), "x86_64")
+		golden.Check(t, name+"/ktap.txt", report.Plain(run.KTAP(nil)))
+		b, err := run.JUnit()
 		if err != nil {
 			t.Fatal(err)
 		}
-		golden.Check(t, name+"/junit.xml", results.Plain(string(b)))
+		golden.Check(t, name+"/junit.xml", report.Plain(string(b)))
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
 // qemuTestMain runs the suite under QEMU on one kernel and prints the
@@ -36,7 +37,7 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.FtraceDir, "ftracetest", "", "a kernel tree's tools/testing/selftests/ftrace: run its ftracetest in the default boot too")
 	fs.StringVar(&o.FtraceMatch, "ftracetest-match", results.DefaultFtraceMatch, "run the .tc files whose path contains this")
 	bootArgs := fs.String("append", "", "extra kernel command line words")
-	exitCodes := fs.String("exit-codes", results.ExitCodesSmct, "exit status convention: smct (0 ok, 1 failed, 2 no verdict) or kselftest (0 pass, 1 fail, 4 all skipped, 5 no verdict)")
+	exitCodes := fs.String("exit-codes", report.ExitCodesSmct, "exit status convention: smct (0 ok, 1 failed, 2 no verdict) or kselftest (0 pass, 1 fail, 4 all skipped, 5 no verdict)")
 	echo := fs.Bool("console", false, "copy the guest console to stderr as it arrives")
 	shell := fs.Bool("shell", false, "boot to a shell in the guest instead of the suite, the terminal attached")
 	// refuse ends a run refused before it began; results/latest still
@@ -62,7 +63,7 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return refuse(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
 	}
-	if *exitCodes != results.ExitCodesSmct && *exitCodes != results.ExitCodesKselftest {
+	if *exitCodes != report.ExitCodesSmct && *exitCodes != report.ExitCodesKselftest {
 		return refuse(fmt.Sprintf("-exit-codes=%q: want smct or kselftest", *exitCodes))
 	}
 	o.BootArgs = strings.Fields(*bootArgs)
@@ -105,14 +106,14 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "shell session files: %s\n", res.Dir)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "shell: %s\n", results.OneLine(err.Error()))
+			fmt.Fprintf(stderr, "shell: %s\n", report.OneLine(err.Error()))
 			return exitNoVerdict
 		}
 		return 0
 	}
 	res, err := qemutest.Run(ctx, o)
 	if err != nil {
-		reason := results.Plain(err.Error())
+		reason := report.Plain(err.Error())
 		if ctx.Err() != nil {
 			// The user or CI stopped the run; QEMU went with its context.
 			reason = "interrupted: " + context.Cause(ctx).Error()
@@ -127,10 +128,10 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "results: %s\n", res.Dir)
 		}
 		fmt.Fprintf(stdout, "NO VERDICT: %s\n", reason)
-		fmt.Fprintf(stderr, "NO VERDICT: %s\n", results.OneLine(reason))
+		fmt.Fprintf(stderr, "NO VERDICT: %s\n", report.OneLine(reason))
 		fmt.Fprintln(stdout, "0 passed, 0 failed, 0 skipped")
-		if *exitCodes == results.ExitCodesKselftest {
-			return results.KselftestNoVerdict
+		if *exitCodes == report.ExitCodesKselftest {
+			return report.KselftestNoVerdict
 		}
 		return exitNoVerdict
 	}
@@ -138,6 +139,6 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "note: writing the reports: %v\n", err)
 	}
-	io.WriteString(stdout, results.Plain(summary))
+	io.WriteString(stdout, report.Plain(summary))
 	return res.ExitCodeAs(*exitCodes)
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
-	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/internal/review"
 )
 
@@ -59,7 +59,7 @@ func reviewMain(args []string, stdout, stderr io.Writer) int {
 	}
 	// Checked now, not once per prefix after its build.
 	if _, err := types.ParseLabelFilter(o.Labels); err != nil {
-		return fail("-labels %q: %s", o.Labels, results.OneLine(err.Error()))
+		return fail("-labels %q: %s", o.Labels, report.OneLine(err.Error()))
 	}
 	// The user's own paths, from where they stand.
 	for _, p := range []*string{tree, series, against} {

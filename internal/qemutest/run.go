@@ -40,6 +40,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
 
@@ -174,7 +175,7 @@ func (o Options) prepare(ctx context.Context, res *results.Result) (*run, error)
 	}
 	// A filter Ginkgo cannot read is refused now, not after a kernel build.
 	if _, err := types.ParseLabelFilter(o.Labels); err != nil {
-		return nil, infra("LABELS=%q: %s", o.Labels, results.Plain(err.Error()))
+		return nil, infra("LABELS=%q: %s", o.Labels, report.Plain(err.Error()))
 	}
 	if o.Kernel != "" && o.Tree != "" {
 		return nil, infra("KERNEL= and TREE= name two kernels: give one")
@@ -448,7 +449,7 @@ func (r *run) finish() (*results.Result, error) {
 	if err := writeReports(res.Dir, r.reports); err != nil {
 		return res, failed("writing the reports", err)
 	}
-	res.Summary = results.Summarize(r.reports)
+	res.Summary = report.Summarize(r.reports)
 	if res.Required {
 		res.Summary.Require(contract.LabelStackmap, res.RequiredWhy)
 	}
@@ -866,11 +867,11 @@ func Judge(dir string, boot *qemu.Result) ([]types.Report, error) {
 	case c.Files["report.json"] == nil || !c.HaveExit:
 		return nil, infra("guest sent no complete result: did its init run? (see %s)", log)
 	}
-	reports, err := results.Parse(c.Files["report.json"])
+	reports, err := report.Parse(c.Files["report.json"])
 	if err != nil {
 		return nil, failed("reading the guest's report", err)
 	}
-	s := results.Summarize(reports)
+	s := report.Summarize(reports)
 	switch {
 	case len(s.SuiteProblems) > 0:
 		return reports, infra("suite: %s", s.SuiteProblems[0])

@@ -9,18 +9,17 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
-
-// SeenInDefaultBoot follows the reason given to the specs of a boot that
-// was not made because the default boot found the feature absent.
-const SeenInDefaultBoot = " (seen in the default boot"
 
 // Evidence is the run in a few lines for a reply on the mailing list: what
 // was booted where, the totals, every failure with its requirement IDs and
-// what was observed, the kernel's problems, and the command to reproduce it.
+// what was observed, the kernel's problems, and the command to reproduce
+// it. Its lines are report.Width wide.
 func Evidence(res *Result) string {
 	o := res.Request
 	s := res.Summary
+	wrap := report.Wrap
 	var b strings.Builder
 	fmt.Fprintf(&b, "ftrace stackmap conformance (profile %s): %s\n", o.Profile, res.ClosingLine())
 	kernel := s.Kernel
@@ -47,7 +46,7 @@ func Evidence(res *Result) string {
 		b.WriteString("\n" + wrap("NO VERDICT: ", "    ", res.NoVerdict))
 	}
 
-	var failed []Spec
+	var failed []report.Spec
 	absent := map[string][]string{} // required but UNSUPPORTED: IDs by reason
 	// A boot not made for the default boot's reason gives it too.
 	var reasons []string
@@ -100,11 +99,7 @@ func Evidence(res *Result) string {
 			}
 			b.WriteString(wrap(fmt.Sprintf("%s %s: ", c.Result, c.File), "    ", c.Name))
 			for _, l := range c.Tail(4) {
-				l = "      " + l
-				if len(l) > Width {
-					l = l[:Width-3] + "..."
-				}
-				b.WriteString(l + "\n")
+				b.WriteString(report.Clip("      "+l, report.Width) + "\n")
 			}
 			if c.Hint != "" {
 				b.WriteString(wrap("    why: ", "         ", c.Hint))
@@ -120,7 +115,7 @@ func Evidence(res *Result) string {
 	}
 	// A command is not wrapped: it must paste back whole.
 	cmd := Reproduce(res)
-	if len("reproduce: "+cmd) <= Width {
+	if len("reproduce: "+cmd) <= report.Width {
 		fmt.Fprintf(&b, "\nreproduce: %s\n", cmd)
 	} else {
 		fmt.Fprintf(&b, "\nreproduce:\n  %s\n", cmd)
@@ -132,18 +127,14 @@ func Evidence(res *Result) string {
 // several lines that is not an assertion's (a boot that died: the fault and
 // the console's last lines) keeps its lines after the first, cut to the
 // width, since a console is read line by line.
-func observed(sp Spec) string {
+func observed(sp report.Spec) string {
 	first, rest, multi := strings.Cut(sp.Detail, "\n")
 	if !multi || strings.Contains(sp.Detail, "\nExpected") {
-		return wrap("    observed: ", "              ", sp.Message)
+		return report.Wrap("    observed: ", "              ", sp.Message)
 	}
-	out := wrap("    observed: ", "              ", first)
+	out := report.Wrap("    observed: ", "              ", first)
 	for _, l := range strings.Split(rest, "\n") {
-		l = "      " + strings.TrimRight(l, " ")
-		if len(l) > Width {
-			l = l[:Width-3] + "..."
-		}
-		out += l + "\n"
+		out += report.Clip("      "+strings.TrimRight(l, " "), report.Width) + "\n"
 	}
 	return out
 }
@@ -169,7 +160,7 @@ func boots(res *Result) string {
 
 // gloss is what a spec's requirements ask, in the contract's own words,
 // for a reader who does not know the IDs.
-func gloss(sp Spec) string {
+func gloss(sp report.Spec) string {
 	var parts []string
 	for _, id := range sp.IDs {
 		if r, ok := contract.Requirements[id]; ok {
@@ -184,7 +175,7 @@ func gloss(sp Spec) string {
 
 // withoutIDs is a spec's text without its "[SM-...]" tags: the IDs are
 // already named before it.
-func withoutIDs(sp Spec) string {
+func withoutIDs(sp report.Spec) string {
 	text := sp.Text
 	for _, id := range sp.IDs {
 		text = strings.ReplaceAll(text, "["+id+"]", " ")

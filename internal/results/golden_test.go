@@ -13,6 +13,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/dumpcheck"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
 	"github.com/ftrace-stackmap/conformance/internal/results/golden"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
 
@@ -29,7 +30,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden.Check(t, name+"/"+SummaryFile, Plain(summary)) // as qemu-test prints it
+			golden.Check(t, name+"/"+SummaryFile, report.Plain(summary)) // as qemu-test prints it
 			for _, f := range []string{SummaryFile, KTAPFile, JUnitFile, EvidenceFile, VerdictFile} {
 				b, err := os.ReadFile(filepath.Join(res.Dir, f))
 				if err != nil {
@@ -45,16 +46,16 @@ func TestGolden(t *testing.T) {
 
 var started = time.Date(2026, 11, 22, 16, 45, 52, 0, time.UTC)
 
-func took(sp Spec, d time.Duration) Spec { sp.Duration = d; return sp }
+func took(sp report.Spec, d time.Duration) report.Spec { sp.Duration = d; return sp }
 
 // passingRun is a tree built here: its own selftests and decoder agree.
 func passingRun() *Result {
-	noted := Spec{Name: "default.SM-TEXT-01", Boot: "default", Text: "the text export [SM-TEXT-01] lists each stack once",
+	noted := report.Spec{Name: "default.SM-TEXT-01", Boot: "default", Text: "the text export [SM-TEXT-01] lists each stack once",
 		IDs: []string{"SM-TEXT-01"}, Class: contract.Pass, Notes: []string{"no stack deeper than 8 frames was recorded: depth limits unchecked"}}
-	profileSkip := Spec{Name: "default.SM-INIT-01", Boot: "default", Text: "stackmap init [SM-INIT-01] starts empty",
+	profileSkip := report.Spec{Name: "default.SM-INIT-01", Boot: "default", Text: "stackmap init [SM-INIT-01] starts empty",
 		IDs: []string{"SM-INIT-01"}, Class: contract.Unsupported, Message: "SM-INIT-01 belongs to the v4 profile only",
 		Detail: "SM-INIT-01 belongs to the v4 profile only"}
-	option := Spec{Name: "trace-options.SM-OPT-02", Boot: "trace-options", Text: "boot [SM-OPT-02] trace_options=stackmap turns the option on",
+	option := report.Spec{Name: "trace-options.SM-OPT-02", Boot: "trace-options", Text: "boot [SM-OPT-02] trace_options=stackmap turns the option on",
 		IDs: []string{"SM-OPT-02"}, Class: contract.Pass}
 	res := result(took(pass, 1200*time.Millisecond), took(warned, 300*time.Millisecond), took(noted, 2500*time.Millisecond),
 		profileSkip, took(option, 800*time.Millisecond))
@@ -89,11 +90,11 @@ func failingRun() *Result {
 	long.Name, long.IDs, long.Text = "default.SM-TEXT-02", []string{"SM-TEXT-02"}, "the text export [SM-TEXT-02] names every frame"
 	long.Detail = "frames without a name:\n" + strings.Repeat("  0xffffffff81000000\n", 30) + "\x1b[31mend\x1b[0m\r"
 	long.Message = strings.Join(strings.Fields(long.Detail), " ")[:237] + "..."
-	died := Spec{Name: "trace-options.SM-OPT-02", Boot: "trace-options", Text: "boot [SM-OPT-02] trace_options=stackmap turns the option on",
+	died := report.Spec{Name: "trace-options.SM-OPT-02", Boot: "trace-options", Text: "boot [SM-OPT-02] trace_options=stackmap turns the option on",
 		IDs: []string{"SM-OPT-02"}, Class: contract.Fail,
 		Message: "boot trace-options died: Kernel panic - not syncing: stackmap: bad option the console's last lines: [ 0.51] stackmap: bad option [ 0.52] Kernel panic - not syncing: stackmap: bad option",
 		Detail:  "boot trace-options died: Kernel panic - not syncing: stackmap: bad option\nthe console's last lines:\n  [ 0.51] stackmap: bad option\n  [ 0.52] Kernel panic - not syncing: stackmap: bad option 'stackmap=on,stacktrace,bits=12,depth=64'"}
-	stress := Spec{Name: "default.stress-readers-and-resets-keep-the-map-consist", Boot: "default",
+	stress := report.Spec{Name: "default.stress-readers-and-resets-keep-the-map-consist", Boot: "default",
 		Text: "stress readers and resets keep the map consistent", Class: contract.Fail,
 		Message: "stack_map lost 3 stacks", Detail: "stack_map lost 3 stacks", Location: "suites/stress/stress.go:77"}
 	twoIDs := fail
@@ -136,7 +137,7 @@ func failingRun() *Result {
 func noVerdictRun() *Result {
 	res := result()
 	res.Request.BootArgs = []string{"nokaslr", "loglevel=7"}
-	res.Summary = Summary{}
+	res.Summary = report.Summary{}
 	res.Suite = "github.com/ftrace-stackmap/conformance v1.2-3-g0123456789ab"
 	res.Started = started
 	res.Plans = []string{"default", "trace-options", "bits-12"}
@@ -155,7 +156,7 @@ func checkMail(t *testing.T, text string) {
 		if strings.ContainsAny(l, "\x1b\t\r") {
 			t.Errorf("control character in %q", l)
 		}
-		if len(l) > Width && !strings.HasPrefix(l, "  make ") && !strings.HasPrefix(l, "  go run ") && strings.Contains(strings.TrimSpace(l), " ") {
+		if len(l) > report.Width && !strings.HasPrefix(l, "  make ") && !strings.HasPrefix(l, "  go run ") && strings.Contains(strings.TrimSpace(l), " ") {
 			t.Errorf("line of %d columns: %q", len(l), l)
 		}
 	}

@@ -9,10 +9,6 @@ import (
 	"time"
 )
 
-// DefaultFtraceMatch picks the tree's selftests run by FTRACETEST=: those
-// of the feature.
-const DefaultFtraceMatch = "stackmap"
-
 // defaultTimeout is the Makefile's TIMEOUT; another is part of the command.
 const defaultTimeout = 5 * time.Minute
 

@@ -9,14 +9,15 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/dumpcheck"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
-// Text is the run in full: where it ran, one line per spec, the
-// requirements' coverage, and the closing line, last.
+// Text is the run in full, as qemu-test prints it: where it ran, one line
+// per spec, the requirements' coverage, and the closing line, last.
 func Text(res *Result) string {
 	s := res.Summary
 	var b strings.Builder
-	for _, h := range header(res) {
+	for _, h := range res.run().Header() {
 		if h[1] != "" { // a run that stopped early did not learn them all
 			fmt.Fprintf(&b, "%-8s %s\n", h[0]+":", h[1])
 		}
@@ -56,18 +57,19 @@ func Text(res *Result) string {
 // kernel's export as the suite did; nothing when the tree has none.
 func decoderText(res *Result, lead, indent string) string {
 	d := res.Decoder
+	head := "the tree's decoder (" + dumpcheck.Tool + "): "
 	switch {
 	case d == nil && res.DecoderNote == "":
 		return ""
 	case d == nil:
-		return lead + wrap("the tree's decoder ("+dumpcheck.Tool+"): ", indent, res.DecoderNote)
+		return lead + report.Wrap(head, indent, res.DecoderNote)
 	case d.Agrees():
-		return lead + wrap("the tree's decoder ("+dumpcheck.Tool+"): ", indent, fmt.Sprintf("agrees with the kernel's export: %d stacks, their ids, ref counts, depths and addresses", d.Stacks))
+		return lead + report.Wrap(head, indent, fmt.Sprintf("agrees with the kernel's export: %d stacks, their ids, ref counts, depths and addresses", d.Stacks))
 	}
 	var b strings.Builder
-	b.WriteString(lead + wrap("the tree's decoder ("+dumpcheck.Tool+"): ", indent, fmt.Sprintf("DISAGREES with the kernel's export (%d stacks)", d.Stacks)))
+	b.WriteString(lead + report.Wrap(head, indent, fmt.Sprintf("DISAGREES with the kernel's export (%d stacks)", d.Stacks)))
 	for _, p := range d.Problems {
-		b.WriteString(wrap(indent+"- ", indent+"  ", p))
+		b.WriteString(report.Wrap(indent+"- ", indent+"  ", p))
 	}
 	return b.String()
 }
@@ -112,31 +114,4 @@ func bootsNotMade(res *Result) (reasons []string, names map[string][]string) {
 		names[br.Skipped] = append(names[br.Skipped], br.Plan.Name)
 	}
 	return reasons, names
-}
-
-// header is what a run was, as the summary and the KTAP begin: a value
-// the run did not learn before it stopped is "".
-func header(res *Result) [][2]string {
-	o := res.Request
-	image := res.Source
-	if res.KernelSHA != "" {
-		image += ", sha256 " + res.KernelSHA
-	}
-	machine := o.Arch
-	if res.Machine != "" {
-		machine += " on " + res.Machine
-	}
-	return [][2]string{{"kernel", res.Summary.Kernel}, {"image", image}, {"machine", machine},
-		{"profile", o.Profile}, {"seed", fmt.Sprint(o.Seed)}, {"suite", res.Suite}, {"require", requireLine(res)}}
-}
-
-// requireLine says whether the run requires the feature, and who decided.
-func requireLine(res *Result) string {
-	switch {
-	case res.RequiredWhy == "":
-		return ""
-	case res.Required:
-		return "stackmap (" + res.RequiredWhy + ")"
-	}
-	return "nothing (" + res.RequiredWhy + ")"
 }

@@ -5,9 +5,11 @@ package results
 import (
 	"os"
 	"path/filepath"
+
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
-// The files Write puts into the run's directory.
+// The reports Write puts into the run's directory, besides JUnitFile.
 const (
 	SummaryFile  = "summary.txt"
 	KTAPFile     = "ktap.txt"
@@ -29,9 +31,9 @@ func Write(res *Result) (string, error) {
 	}
 	for _, f := range []struct{ name, text string }{
 		{SummaryFile, summary}, {KTAPFile, KTAP(res)}, {JUnitFile, string(junit)}, {EvidenceFile, Evidence(res)},
-		{VerdictFile, OneLine(res.Verdict()) + "\n"},
+		{VerdictFile, report.OneLine(res.Verdict()) + "\n"},
 	} {
-		if err := os.WriteFile(filepath.Join(res.Dir, f.name), []byte(Plain(f.text)), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(res.Dir, f.name), []byte(report.Plain(f.text)), 0o644); err != nil {
 			return summary, err
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
 // Step is one prefix of the series on one arch: k patches applied.
@@ -164,7 +165,7 @@ func (w Walker) step(ctx context.Context, st *Step, src, resultsDir string) erro
 		return nil
 	case errors.As(err, &died):
 		st.Build = "ok"
-		st.Boot = results.OneLine(died.How)
+		st.Boot = report.OneLine(died.How)
 		st.Problems = append(st.Problems, "does not boot: "+st.Boot)
 		return nil
 	case err != nil:
@@ -172,7 +173,7 @@ func (w Walker) step(ctx context.Context, st *Step, src, resultsDir string) erro
 		if res != nil && res.Kernel != "" {
 			st.Build = "ok"
 		}
-		st.Infra = results.OneLine(err.Error())
+		st.Infra = report.OneLine(err.Error())
 		return nil
 	}
 	st.Build, st.Boot = "ok", "ok"
