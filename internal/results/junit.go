@@ -5,6 +5,8 @@ package results
 import (
 	"strings"
 
+	"github.com/onsi/ginkgo/v2/reporters"
+
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
@@ -20,12 +22,12 @@ func JUnit(res *Result) ([]byte, error) {
 	var more []report.JUnitCase
 	for _, l := range res.KernelLogs() {
 		more = append(more, report.JUnitCase{Name: "kernel-log", Classname: arch + "." + l.Boot, Time: "0",
-			Failure: &report.JUnitProblem{Message: report.Plain(l.Lines[0]), Type: "KERNEL", Text: report.Plain(strings.Join(l.Lines, "\n"))}})
+			Failure: &reporters.JUnitFailure{Message: report.Plain(l.Lines[0]), Type: "KERNEL", Description: report.Plain(strings.Join(l.Lines, "\n"))}})
 	}
 	if d := res.Decoder; d != nil {
 		c := report.JUnitCase{Name: "decoder", Classname: arch + ".default", Time: "0"}
 		if !d.Agrees() {
-			c.Failure = &report.JUnitProblem{Message: report.Plain(d.Problems[0]), Type: "FAIL", Text: report.Plain(strings.Join(d.Problems, "\n"))}
+			c.Failure = &reporters.JUnitFailure{Message: report.Plain(d.Problems[0]), Type: "FAIL", Description: report.Plain(strings.Join(d.Problems, "\n"))}
 		}
 		more = append(more, c)
 	}

@@ -7,12 +7,18 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/onsi/ginkgo/v2/reporters"
+
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 )
 
 // The JUnit XML that Jenkins, GitLab and GitHub reporters read: one
 // testsuite per run, one testcase per spec of the summary, so that its
-// counts are the closing line's (failures + errors = failed).
+// counts are the closing line's (failures + errors = failed). A case's
+// failure, error and skip, and the suite's properties, are Ginkgo's own
+// types; the suites, suite and case are not, as Ginkgo's carry attributes
+// these reports never had (status, disabled, package) and its times in
+// full precision.
 type (
 	junitSuites struct {
 		XMLName  xml.Name     `xml:"testsuites"`
@@ -24,40 +30,29 @@ type (
 		Suites   []junitSuite `xml:"testsuite"`
 	}
 	junitSuite struct {
-		Name       string          `xml:"name,attr"`
-		Tests      int             `xml:"tests,attr"`
-		Failures   int             `xml:"failures,attr"`
-		Errors     int             `xml:"errors,attr"`
-		Skipped    int             `xml:"skipped,attr"`
-		Time       string          `xml:"time,attr"`
-		Timestamp  string          `xml:"timestamp,attr,omitempty"`
-		Properties []junitProperty `xml:"properties>property"`
-		Cases      []JUnitCase     `xml:"testcase"`
-		SystemErr  string          `xml:"system-err,omitempty"`
-	}
-	junitProperty struct {
-		Name  string `xml:"name,attr"`
-		Value string `xml:"value,attr"`
+		Name       string                    `xml:"name,attr"`
+		Tests      int                       `xml:"tests,attr"`
+		Failures   int                       `xml:"failures,attr"`
+		Errors     int                       `xml:"errors,attr"`
+		Skipped    int                       `xml:"skipped,attr"`
+		Time       string                    `xml:"time,attr"`
+		Timestamp  string                    `xml:"timestamp,attr,omitempty"`
+		Properties []reporters.JUnitProperty `xml:"properties>property"`
+		Cases      []JUnitCase               `xml:"testcase"`
+		SystemErr  string                    `xml:"system-err,omitempty"`
 	}
 )
 
 // JUnitCase is one testcase of a run's JUnit: a spec, or a test of a QEMU
 // run's own.
 type JUnitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Time      string        `xml:"time,attr"`
-	Failure   *JUnitProblem `xml:"failure,omitempty"`
-	Error     *JUnitProblem `xml:"error,omitempty"`
-	Skipped   *JUnitProblem `xml:"skipped,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
-}
-
-// JUnitProblem is a testcase's failure, error or skip.
-type JUnitProblem struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr,omitempty"`
-	Text    string `xml:",chardata"`
+	Name      string                  `xml:"name,attr"`
+	Classname string                  `xml:"classname,attr"`
+	Time      string                  `xml:"time,attr"`
+	Failure   *reporters.JUnitFailure `xml:"failure,omitempty"`
+	Error     *reporters.JUnitError   `xml:"error,omitempty"`
+	Skipped   *reporters.JUnitSkipped `xml:"skipped,omitempty"`
+	SystemOut string                  `xml:"system-out,omitempty"`
 }
 
 // JUnit is the run as JUnit XML: suite "<name> <arch>", each spec a
@@ -76,13 +71,13 @@ func (r Run) JUnit(more ...JUnitCase) ([]byte, error) {
 		{"machine", r.Machine}, {"profile", r.Profile}, {"seed", fmt.Sprint(r.Seed)}, {"suite", r.Suite},
 		{"require", r.Require}, {"verdict", OneLine(r.Verdict)}} {
 		if p[1] != "" {
-			suite.Properties = append(suite.Properties, junitProperty{p[0], Plain(p[1])})
+			suite.Properties = append(suite.Properties, reporters.JUnitProperty{Name: p[0], Value: Plain(p[1])})
 		}
 	}
 	if r.NoVerdict != "" {
 		for _, boot := range r.boots() {
 			suite.Cases = append(suite.Cases, JUnitCase{Name: boot, Classname: r.Arch + "." + boot, Time: "0",
-				Error: &JUnitProblem{Message: OneLine("NO VERDICT: " + r.NoVerdict), Type: "NO VERDICT", Text: Plain(r.NoVerdict)}})
+				Error: &reporters.JUnitError{Message: OneLine("NO VERDICT: " + r.NoVerdict), Type: "NO VERDICT", Description: Plain(r.NoVerdict)}})
 		}
 	}
 	var total time.Duration
@@ -92,14 +87,13 @@ func (r Run) JUnit(more ...JUnitCase) ([]byte, error) {
 		if sp.Location != "" {
 			text += "\nat " + sp.Location
 		}
-		problem := &JUnitProblem{Message: Plain(sp.Message), Type: string(sp.Class), Text: text}
 		switch sp.Class {
 		case contract.Fail:
-			c.Failure = problem
+			c.Failure = &reporters.JUnitFailure{Message: Plain(sp.Message), Type: string(sp.Class), Description: text}
 		case contract.Unresolved:
-			c.Error = problem
+			c.Error = &reporters.JUnitError{Message: Plain(sp.Message), Type: string(sp.Class), Description: text}
 		case contract.Unsupported:
-			c.Skipped = &JUnitProblem{Message: Plain(sp.Message)}
+			c.Skipped = &reporters.JUnitSkipped{Message: Plain(sp.Message)}
 		}
 		total += sp.Duration
 		suite.Cases = append(suite.Cases, c)
