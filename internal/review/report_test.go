@@ -34,7 +34,18 @@ func goldenWalk() *Walk {
 				c[id] = contract.Pass
 			}
 		}
-		return &Step{K: k, Arch: arch, Build: "ok", Boot: "ok", Wall: wall, Cached: k == 0, built: k > 0, Classes: c}
+		why := map[string]string{}
+		for id, class := range c {
+			switch class {
+			case contract.Unsupported:
+				why[id] = "kernel has no stackmap feature (no options/stackmap, no stack_map)"
+			case contract.Unresolved:
+				why[id] = "cannot write \"1\" to options/stackmap: device or resource busy"
+			case contract.Fail:
+				why[id] = "write \"0\" to stack_map with tracing on: accepted"
+			}
+		}
+		return &Step{K: k, Arch: arch, Build: "ok", Boot: "ok", Wall: wall, Cached: k == 0, built: k > 0, Classes: c, Reasons: why}
 	}
 	notApplied := func(arch string) []*Step {
 		return []*Step{

@@ -32,6 +32,7 @@ type Step struct {
 	Kernel  time.Duration // of Wall, building (or finding) the kernel
 	RunDir  string
 	Classes map[string]contract.Class // per requirement: the worst of its specs
+	Reasons map[string]string         // per requirement: why that spec did not pass
 	Uname   string                    // the guest's uname
 	Decoder string                    // the tree's stack_map_bin decoder against the kernel: "agrees", "DIFFERS" or ""
 	// Warnings are the compiler's warnings in the files the patch touches,
@@ -178,11 +179,11 @@ func (w Walker) step(ctx context.Context, st *Step, src, resultsDir string) erro
 	}
 	st.Build, st.Boot = "ok", "ok"
 	st.Uname = res.Summary.Kernel
-	st.Classes = map[string]contract.Class{}
+	st.Classes, st.Reasons = map[string]contract.Class{}, map[string]string{}
 	for _, sp := range res.Summary.Specs {
 		for _, id := range sp.IDs {
 			if old, ok := st.Classes[id]; !ok || rank(sp.Class) > rank(old) {
-				st.Classes[id] = sp.Class
+				st.Classes[id], st.Reasons[id] = sp.Class, sp.Message
 			}
 		}
 	}
