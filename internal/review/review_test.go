@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
 // mail is one message of an mbox, as git format-patch writes it.
@@ -97,7 +98,7 @@ func TestJudgeBlamesThePatchThatBrokeSomething(t *testing.T) {
 	steps[2].Problems = append(steps[2].Problems, strings.Repeat("a long reason ", 12))
 	for _, text := range []string{w.Text(), w.Evidence(0), w.Evidence(2), w.Evidence(3)} {
 		for i, l := range strings.Split(text, "\n") {
-			if len(l) > 80 {
+			if len(l) > report.Width {
 				t.Errorf("line %d is %d columns: %q", i+1, len(l), l)
 			}
 		}
