@@ -377,12 +377,7 @@ func apply(src string, p Patch) error {
 	cmd := []string{"-c", "user.name=smct", "-c", "user.email=smct@localhost", "am", "--quiet", "--committer-date-is-author-date", f.Name()}
 	if _, err := gitOut(src, cmd...); err != nil {
 		gitOut(src, "am", "--abort")
-		return errors.New(firstLineOf(err.Error()))
+		return errors.New(report.FirstLine(err.Error()))
 	}
 	return nil
-}
-
-func firstLineOf(s string) string {
-	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return l
 }
