@@ -4,7 +4,7 @@
 // in testdata, byte for byte, so that a review shows every changed line of
 // a report. Run the tests with -update to write the files from the code:
 //
-//	go test ./internal/results/... ./internal/review ./harness -update
+//	go test ./internal/results ./internal/review ./harness -update
 package golden
 
 import (
