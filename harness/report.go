@@ -12,7 +12,8 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 	"golang.org/x/term"
 
-	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
 // What live mode reports besides Ginkgo's own output: labs run the binary
@@ -23,7 +24,7 @@ var (
 	exitCodes string
 	// summary is the run as the host would summarise it, once the suite
 	// has ended; nil before.
-	summary *results.Summary
+	summary *report.Summary
 	// classLines prints each spec's class and reason as it ends: set
 	// where stdout is no terminal, so that logs say UNSUPPORTED and why.
 	classLines bool
@@ -32,7 +33,7 @@ var (
 func registerReportFlags(fs *flag.FlagSet) {
 	fs.StringVar(&ktapPath, "smct.ktap", "", "write the run as KTAP to this file (- for stdout) when it ends, named like a QEMU run's")
 	fs.StringVar(&junitPath, "smct.junit", "", "write the run as JUnit XML to this file when it ends, as a QEMU run's junit.xml")
-	fs.StringVar(&exitCodes, "smct.exit-codes", results.ExitCodesSmct, "exit status convention: smct (0 ok, 1 failed) or kselftest (0 pass, 1 fail, 4 all skipped, 5 no verdict)")
+	fs.StringVar(&exitCodes, "smct.exit-codes", report.ExitCodesSmct, "exit status convention: smct (0 ok, 1 failed) or kselftest (0 pass, 1 fail, 4 all skipped, 5 no verdict)")
 }
 
 // ConfigureOutput fits Ginkgo's output to where it goes: no colour when
@@ -53,25 +54,25 @@ var _ = ReportAfterEach(func(sr SpecReport) {
 	if !classLines {
 		return
 	}
-	s := results.Summarize([]types.Report{{SpecReports: types.SpecReports{sr}}})
+	s := report.Summarize([]types.Report{{SpecReports: types.SpecReports{sr}}})
 	s.SuiteProblems = nil // the suite's setup is reported once, at the end
 	s.WriteSpecs(os.Stdout)
 })
 
 var _ = ReportAfterSuite("live reports", func(r Report) {
-	s := results.Summarize([]types.Report{r})
+	s := report.Summarize([]types.Report{r})
 	summary = &s
 	if ktapPath == "" && junitPath == "" {
 		return
 	}
-	res := liveResult(r, s)
+	run := liveRun(r, s, machine())
 	if ktapPath != "" {
-		if err := writeOut(ktapPath, []byte(results.KTAP(res))); err != nil {
+		if err := writeOut(ktapPath, []byte(run.KTAP(nil))); err != nil {
 			fmt.Fprintf(os.Stderr, "writing KTAP: %v\n", err)
 		}
 	}
 	if junitPath != "" {
-		b, err := results.JUnit(res)
+		b, err := run.JUnit()
 		if err == nil {
 			err = writeOut(junitPath, b)
 		}
@@ -81,29 +82,23 @@ var _ = ReportAfterSuite("live reports", func(r Report) {
 	}
 })
 
-// liveResult is the run as the host's reports describe a QEMU run.
-func liveResult(r Report, s results.Summary) *results.Result {
-	res := &results.Result{
-		Request: results.Request{Arch: machine(), Profile: profile, Seed: r.SuiteConfig.RandomSeed, Labels: r.SuiteConfig.LabelFilter},
-		Entry:   "live",
-		Source:  "live mode: this machine's running kernel",
-		Machine: "this machine (live mode)",
-		Summary: s,
-		Started: r.StartTime,
-		Plans:   []string{"default"},
-	}
+// liveRun is the run as the host's reports describe a QEMU run, on a
+// machine of arch.
+func liveRun(r Report, s report.Summary, arch string) report.Run {
+	run := report.Run{Name: "live", Arch: arch, Image: "live mode: this machine's running kernel", Machine: "this machine (live mode)",
+		Profile: profile, Seed: r.SuiteConfig.RandomSeed, Verdict: s.Verdict(""), Started: r.StartTime, Plans: []string{contract.DefaultBoot}, Summary: s}
 	if len(s.Specs) == 0 {
-		res.NoVerdict = "no spec ran"
+		run.NoVerdict = "no spec ran"
 		if len(s.SuiteProblems) > 0 {
-			res.NoVerdict = "suite: " + s.SuiteProblems[0]
+			run.NoVerdict = "suite: " + s.SuiteProblems[0]
 		}
 	}
-	return res
+	return run
 }
 
 // writeOut writes a report to path, or to stdout for "-".
 func writeOut(path string, b []byte) error {
-	b = []byte(results.Plain(string(b)))
+	b = []byte(report.Plain(string(b)))
 	if path == "-" {
 		_, err := os.Stdout.Write(b)
 		return err
@@ -127,12 +122,12 @@ func machine() string {
 // ExitCode is the test binary's exit status in the convention asked for
 // with -smct.exit-codes; code is what Go's testing package chose.
 func ExitCode(code int) int {
-	if exitCodes != results.ExitCodesKselftest || summary == nil {
+	if exitCodes != report.ExitCodesKselftest || summary == nil {
 		return code
 	}
 	smct := summary.ExitCode()
 	if smct == 0 && code != 0 {
 		smct = 1 // the run failed outside the specs (the final restore)
 	}
-	return results.Kselftest(smct, *summary)
+	return report.Kselftest(smct, *summary)
 }

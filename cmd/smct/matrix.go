@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/matrix"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
@@ -22,7 +23,8 @@ func matrixMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o := matrix.Options{Notes: stderr}
-	fs.StringVar(&o.Base.Profile, "profile", "v4", "contract profile: v4 or v3")
+	o.Base.Profile = contract.ProfileV4
+	fs.Var(&o.Base.Profile, "profile", "contract profile: v4 or v3")
 	fs.StringVar(&o.Base.Labels, "labels", "", "Ginkgo label filter")
 	runFlags(fs, &o.Base)
 	requireFlags(fs, &o.Base.Request)

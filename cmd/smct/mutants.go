@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/mutants"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
@@ -26,7 +27,7 @@ func mutantsMain(args []string, stdout, stderr io.Writer) int {
 	// The fault table says which requirement catches each fault, in the
 	// contract's classes: a fault that hides the feature must not turn every
 	// UNSUPPORTED spec into a FAIL.
-	o := qemutest.Options{Progress: progress.Discard(), Request: results.Request{Profile: "v4", Require: results.RequireNone}}
+	o := qemutest.Options{Progress: progress.Discard(), Request: results.Request{Profile: contract.ProfileV4, Require: results.RequireNone}}
 	fs.StringVar(&o.Arch, "arch", "", "arm64 or x86_64")
 	fs.StringVar(&o.Kernel, "kernel", "", "kernel image to boot (overrides -image)")
 	fs.StringVar(&o.Image, "image", "reference", "images.lock entry to boot")

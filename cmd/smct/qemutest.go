@@ -11,9 +11,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
 // qemuTestMain runs the suite under QEMU on one kernel and prints the
@@ -28,7 +30,8 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Kernel, "kernel", "", "kernel image to boot (overrides -image)")
 	fs.StringVar(&o.Tree, "tree", "", "kernel source tree to build with the suite's config fragments and boot (overrides -image)")
 	fs.StringVar(&o.Image, "image", "", "images.lock entry to boot (default: the lock's default)")
-	fs.StringVar(&o.Profile, "profile", "v4", "contract profile: v4 or v3")
+	o.Profile = contract.ProfileV4
+	fs.Var(&o.Profile, "profile", "contract profile: v4 or v3")
 	fs.StringVar(&o.Labels, "labels", "", "Ginkgo label filter, e.g. 'SM-RESET-01 || baseline'")
 	runFlags(fs, &o)
 	requireFlags(fs, &o.Request)
@@ -36,7 +39,7 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.FtraceDir, "ftracetest", "", "a kernel tree's tools/testing/selftests/ftrace: run its ftracetest in the default boot too")
 	fs.StringVar(&o.FtraceMatch, "ftracetest-match", results.DefaultFtraceMatch, "run the .tc files whose path contains this")
 	bootArgs := fs.String("append", "", "extra kernel command line words")
-	exitCodes := fs.String("exit-codes", results.ExitCodesSmct, "exit status convention: smct (0 ok, 1 failed, 2 no verdict) or kselftest (0 pass, 1 fail, 4 all skipped, 5 no verdict)")
+	exitCodes := fs.String("exit-codes", report.ExitCodesSmct, "exit status convention: smct (0 ok, 1 failed, 2 no verdict) or kselftest (0 pass, 1 fail, 4 all skipped, 5 no verdict)")
 	echo := fs.Bool("console", false, "copy the guest console to stderr as it arrives")
 	shell := fs.Bool("shell", false, "boot to a shell in the guest instead of the suite, the terminal attached")
 	// refuse ends a run refused before it began; results/latest still
@@ -60,7 +63,7 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return refuse(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
 	}
-	if *exitCodes != results.ExitCodesSmct && *exitCodes != results.ExitCodesKselftest {
+	if *exitCodes != report.ExitCodesSmct && *exitCodes != report.ExitCodesKselftest {
 		return refuse(fmt.Sprintf("-exit-codes=%q: want smct or kselftest", *exitCodes))
 	}
 	o.BootArgs = strings.Fields(*bootArgs)
@@ -99,7 +102,7 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "shell session files: %s\n", res.Dir)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "shell: %s\n", results.OneLine(err.Error()))
+			fmt.Fprintf(stderr, "shell: %s\n", report.OneLine(err.Error()))
 			return exitNoVerdict
 		}
 		return 0
@@ -112,14 +115,14 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "note: writing the reports: %v\n", err)
 	}
-	io.WriteString(stdout, results.Plain(summary))
+	io.WriteString(stdout, report.Plain(summary))
 	return res.ExitCodeAs(*exitCodes)
 }
 
 // noVerdict ends a run that gave no verdict: its reports say why, as the
 // output does, and the exit status is the convention's for no verdict.
 func noVerdict(ctx context.Context, res *results.Result, err error, exitCodes string, stdout, stderr io.Writer) int {
-	reason := results.Plain(err.Error())
+	reason := report.Plain(err.Error())
 	if ctx.Err() != nil {
 		// The user or CI stopped the run; QEMU went with its context.
 		reason = "interrupted: " + context.Cause(ctx).Error()
@@ -134,10 +137,10 @@ func noVerdict(ctx context.Context, res *results.Result, err error, exitCodes st
 		fmt.Fprintf(stdout, "results: %s\n", res.Dir)
 	}
 	fmt.Fprintf(stdout, "NO VERDICT: %s\n", reason)
-	fmt.Fprintf(stderr, "NO VERDICT: %s\n", results.OneLine(reason))
+	fmt.Fprintf(stderr, "NO VERDICT: %s\n", report.OneLine(reason))
 	fmt.Fprintln(stdout, noneCounted)
-	if exitCodes == results.ExitCodesKselftest {
-		return results.KselftestNoVerdict
+	if exitCodes == report.ExitCodesKselftest {
+		return report.KselftestNoVerdict
 	}
 	return exitNoVerdict
 }

@@ -12,10 +12,11 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
-	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/internal/review"
 )
 
@@ -33,7 +34,8 @@ func reviewMain(args []string, stdout, stderr io.Writer) int {
 	base := fs.String("base", "", "the revision of -tree an mbox or message-id series applies on (default HEAD)")
 	arches := fs.String("arches", "arm64,x86_64", "arches to walk, comma-separated")
 	resultsDir := fs.String("results", "", "where the walk's directory goes (default: the project's results/)")
-	fs.StringVar(&o.Profile, "profile", "v4", "contract profile: v4 or v3")
+	o.Profile = contract.ProfileV4
+	fs.Var(&o.Profile, "profile", "contract profile: v4 or v3")
 	fs.StringVar(&o.Labels, "labels", "", "Ginkgo label filter")
 	runFlags(fs, &o)
 	if err := fs.Parse(args); err != nil {
@@ -54,12 +56,9 @@ func reviewMain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	if o.Profile != "v4" && o.Profile != "v3" {
-		return fail("-profile %q: want v4 or v3", o.Profile)
-	}
 	// Checked now, not once per prefix after its build.
 	if _, err := types.ParseLabelFilter(o.Labels); err != nil {
-		return fail("-labels %q: %s", o.Labels, results.OneLine(err.Error()))
+		return fail("-labels %q: %s", o.Labels, report.OneLine(err.Error()))
 	}
 	absIfThere(tree, series, against)
 	for _, name := range archNames {

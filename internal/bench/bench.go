@@ -21,6 +21,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/initramfs"
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/matrix"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
@@ -197,7 +198,7 @@ func (m *measure) matrix(ctx context.Context) error {
 
 func (o Options) base() qemutest.Options {
 	b := o.Base
-	b.Profile, b.Labels = "v4", ""
+	b.Profile, b.Labels = contract.ProfileV4, ""
 	return b
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
 // Cell is one images.lock entry on one arch.
@@ -41,7 +42,7 @@ func (c Cell) Code() int {
 // Verdict is "ok", "FAIL" or "NO VERDICT: <reason>", on one line.
 func (c Cell) Verdict() string {
 	if c.Err != nil {
-		return results.OneLine("NO VERDICT: " + c.Err.Error())
+		return report.OneLine("NO VERDICT: " + c.Err.Error())
 	}
 	return c.Result.Verdict()
 }
@@ -133,7 +134,7 @@ func runCell(ctx context.Context, o Options, c *Cell) {
 	}
 	// The same reports as a qemu-test run's.
 	if c.Err != nil {
-		c.Result.NoVerdict = results.Plain(c.Err.Error())
+		c.Result.NoVerdict = report.Plain(c.Err.Error())
 	}
 	if _, err := results.Write(c.Result); err != nil {
 		fmt.Fprintf(o.Notes, "%s: writing the reports: %v\n", c.Name(), err)

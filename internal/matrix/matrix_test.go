@@ -9,12 +9,13 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
 func result(classes ...contract.Class) *results.Result {
-	s := results.Summary{Succeeded: true}
+	s := report.Summary{Succeeded: true}
 	for _, c := range classes {
-		s.Specs = append(s.Specs, results.Spec{Text: "spec", Class: c})
+		s.Specs = append(s.Specs, report.Spec{Text: "spec", Class: c})
 	}
 	return &results.Result{Summary: s}
 }

@@ -34,7 +34,7 @@ const (
 // filter selects.
 func (o Options) suiteArgs(filter string) []string {
 	return []string{"-ginkgo.v", "-ginkgo.no-color", "-ginkgo.fail-on-empty", fmt.Sprintf("-ginkgo.seed=%d", o.Seed),
-		"-smct.profile=" + o.Profile, "-smct.workload=" + guest.WorkloadPath, "-smct.capture=" + guest.CaptureDir,
+		"-smct.profile=" + o.Profile.String(), "-smct.workload=" + guest.WorkloadPath, "-smct.capture=" + guest.CaptureDir,
 		"-ginkgo.label-filter=" + filter}
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/ftrace-stackmap/conformance/internal/consoleframe"
-	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
 
@@ -46,11 +46,11 @@ func Judge(dir string, boot *qemu.Result) ([]types.Report, error) {
 	case c.Files["report.json"] == nil || !c.HaveExit:
 		return nil, infra("guest sent no complete result: did its init run? (see %s)", log)
 	}
-	reports, err := results.Parse(c.Files["report.json"])
+	reports, err := report.Parse(c.Files["report.json"])
 	if err != nil {
 		return nil, failed("reading the guest's report", err)
 	}
-	s := results.Summarize(reports)
+	s := report.Summarize(reports)
 	switch {
 	case len(s.SuiteProblems) > 0:
 		return reports, infra("suite: %s", s.SuiteProblems[0])

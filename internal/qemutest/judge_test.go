@@ -15,7 +15,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/ftrace-stackmap/conformance/internal/consoleframe"
-	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
 
@@ -56,7 +56,7 @@ func judge(t *testing.T, log string, boot qemu.Result) (int, error) {
 	if err != nil {
 		return 2, err
 	}
-	return results.Summarize(reports).ExitCode(), nil
+	return report.Summarize(reports).ExitCode(), nil
 }
 
 func TestJudgeTrustsOnlyCompleteResults(t *testing.T) {

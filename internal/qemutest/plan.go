@@ -15,7 +15,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
 // listSpecs asks a host build of the suite for every spec, without running
@@ -42,7 +42,7 @@ func listSpecs(ctx context.Context, suiteBinary string) (types.SpecReports, erro
 	if err != nil {
 		return nil, err
 	}
-	reports, err := results.Parse(data)
+	reports, err := report.Parse(data)
 	if err != nil {
 		return nil, err
 	}

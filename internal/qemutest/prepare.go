@@ -12,9 +12,11 @@ import (
 	"github.com/ftrace-stackmap/conformance/initramfs"
 	"github.com/ftrace-stackmap/conformance/internal/apt"
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/kernels"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
 
@@ -60,8 +62,8 @@ func (o Options) check() (arch.Arch, error) {
 	if _, err := qemu.ChooseAccel(a.GOARCH, o.Accel, func() error { return nil }); err != nil {
 		return a, &InfraError{Err: err}
 	}
-	if o.Profile != "v4" && o.Profile != "v3" {
-		return a, infra("PROFILE=%q: want v4 or v3", o.Profile)
+	if _, err := contract.ParseProfile(o.Profile.String()); err != nil {
+		return a, &InfraError{Err: err}
 	}
 	if o.Require != results.RequireAuto && o.Require != results.RequireStackmap && o.Require != results.RequireNone {
 		return a, infra("REQUIRE=%q: want stackmap, none, or nothing for the kernel's default", o.Require)
@@ -71,7 +73,7 @@ func (o Options) check() (arch.Arch, error) {
 	}
 	// A filter Ginkgo cannot read is refused now, not after a kernel build.
 	if _, err := types.ParseLabelFilter(o.Labels); err != nil {
-		return a, infra("LABELS=%q: %s", o.Labels, results.Plain(err.Error()))
+		return a, infra("LABELS=%q: %s", o.Labels, report.Plain(err.Error()))
 	}
 	if o.Kernel != "" && o.Tree != "" {
 		return a, infra("KERNEL= and TREE= name two kernels: give one")
@@ -119,7 +121,7 @@ func (r *run) getKernel() error {
 	if res.Required, res.RequiredWhy, err = required(o.Require, o.LockFile, k.Entry, k.Source); err != nil {
 		return &InfraError{Err: err}
 	}
-	if k.Reference && o.Profile == "v3" {
+	if k.Reference && o.Profile == contract.ProfileV3 {
 		// The reference kernel is v4 unless told otherwise.
 		r.o.BootArgs = append(r.o.BootArgs, "ftrace_stackmap.profile=v3")
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
 
@@ -165,7 +166,7 @@ func (r *run) finish() (*results.Result, error) {
 	if err := results.WriteReports(res.Dir, r.reports); err != nil {
 		return res, failed("writing the reports", err)
 	}
-	res.Summary = results.Summarize(r.reports)
+	res.Summary = report.Summarize(r.reports)
 	if res.Required {
 		res.Summary.Require(contract.LabelStackmap, res.RequiredWhy)
 	}

@@ -3,8 +3,6 @@
 package results
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -85,19 +83,6 @@ func TestJUnitAgreesWithTheSummary(t *testing.T) {
 				t.Errorf("no host timestamp (%q):\n%s", ts, b)
 			}
 		})
-	}
-}
-
-func TestWriteWritesJUnit(t *testing.T) {
-	res := result(pass, fail)
-	res.Dir = t.TempDir()
-	if _, err := Write(res); err != nil {
-		t.Fatal(err)
-	}
-	suites, err := junit.IngestFile(filepath.Join(res.Dir, JUnitFile))
-	if err != nil || len(suites) != 1 || len(suites[0].Tests) != 2 {
-		b, _ := os.ReadFile(filepath.Join(res.Dir, JUnitFile))
-		t.Fatalf("junit.xml: %v\n%s", err, b)
 	}
 }
 

@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0-only
 
+// Package results holds what a QEMU run produced and renders it for the
+// people and programs that read it: the summary qemu-test prints, KTAP,
+// JUnit, the evidence for a reply on the mailing list, the reproduce line
+// and the one-line verdict, each in a file of its own. What the specs say
+// is rendered by package report, which live mode links without QEMU.
 package results
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/dumpcheck"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
 
@@ -19,7 +24,7 @@ type Request struct {
 	Kernel   string // a kernel image path; overrides Image
 	Tree     string // a kernel source tree, built here; overrides Image
 	Image    string // an images.lock entry; "" for the lock's default
-	Profile  string // v4 or v3
+	Profile  contract.Profile
 	Labels   string // Ginkgo label filter
 	BootArgs []string
 	Timeout  time.Duration
@@ -42,6 +47,14 @@ const (
 	RequireNone     = "none"
 )
 
+// DefaultFtraceMatch picks the tree's selftests run by FTRACETEST=: those
+// of the feature.
+const DefaultFtraceMatch = "stackmap"
+
+// SeenInDefaultBoot follows the reason given to the specs of a boot that
+// was not made because the default boot found the feature absent.
+const SeenInDefaultBoot = " (seen in the default boot"
+
 // Result is what one run produced.
 type Result struct {
 	Request   Request // what was asked
@@ -55,7 +68,7 @@ type Result struct {
 	KernelTime   time.Duration // finding, fetching or building the kernel
 	Machine      string        // QEMU's version and machine settings
 	Lanes        int           // boots made at a time
-	Summary      Summary
+	Summary      report.Summary
 	Boots        []BootResult
 	// KernelProblems are warnings, oopses and lockups the guests' kernel
 	// logs show: a kernel that misbehaves fails the run.
@@ -127,10 +140,7 @@ func (r *Result) Totals() (passed, failed, skipped int) {
 const DecoderTest = "default.decoder"
 
 // ClosingLine is the last line of the run.
-func (r *Result) ClosingLine() string {
-	p, f, k := r.Totals()
-	return fmt.Sprintf("%d passed, %d failed, %d skipped", p, f, k)
-}
+func (r *Result) ClosingLine() string { return report.Closing(r.Totals()) }
 
 // ExitCode is the run's exit status: the summary's, or 1 when a kernel log
 // shows a problem and nothing worse happened.
@@ -148,37 +158,15 @@ func (r *Result) ExitCode() int {
 // Verdict is the run's verdict on one line, as verdict.txt keeps it: "ok",
 // "FAIL" or "NO VERDICT: <reason>", matching ExitCode's 0, 1 and 2.
 func (r *Result) Verdict() string {
-	s := r.Summary
-	if r.NoVerdict != "" {
-		return "NO VERDICT: " + r.NoVerdict
-	}
-	switch r.ExitCode() {
-	case 0:
-		return "ok"
-	case 1:
-		if s.ExitCode() == 0 && len(r.KernelProblems) == 0 {
-			return "FAIL: the tree's " + dumpcheck.Tool + " disagrees with the kernel's export"
-		}
-		if s.ExitCode() == 0 {
-			return "FAIL: the kernel logged problems"
-		}
-		n, why := s.required()
-		switch other := s.Count(contract.Fail) - n; {
-		case n == 0:
-			return "FAIL"
-		case other == 0:
-			return fmt.Sprintf("FAIL: %d stackmap specs UNSUPPORTED, and this run requires stackmap (%s): %s", n, r.RequiredWhy, why)
-		default:
-			return fmt.Sprintf("FAIL: %d specs failed, and %d stackmap specs UNSUPPORTED while this run requires stackmap (%s): %s", other, n, r.RequiredWhy, why)
-		}
-	}
 	switch {
-	case len(s.SuiteProblems) > 0:
-		return "NO VERDICT: suite: " + s.SuiteProblems[0]
-	case len(s.Specs) == 0:
-		return "NO VERDICT: no spec ran"
+	case r.NoVerdict != "":
+		return "NO VERDICT: " + r.NoVerdict
+	case r.ExitCode() == 0 || r.Summary.ExitCode() != 0:
+		return r.Summary.Verdict(r.RequiredWhy)
+	case len(r.KernelProblems) == 0:
+		return "FAIL: the tree's " + dumpcheck.Tool + " disagrees with the kernel's export"
 	}
-	return fmt.Sprintf("NO VERDICT: %d specs UNRESOLVED", s.Count(contract.Unresolved))
+	return "FAIL: the kernel logged problems"
 }
 
 // NoSpecSelected is why a boot whose specs the label filter left out was
@@ -195,39 +183,44 @@ type BootResult struct {
 	Control bool
 }
 
-// Exit status conventions (-exit-codes=).
-const (
-	ExitCodesSmct      = "smct"      // 0 no spec failed, 1 a spec failed, 2 no verdict
-	ExitCodesKselftest = "kselftest" // kselftest.h's, for kselftest-style runners
-)
-
-// KselftestNoVerdict is the status of a run without a verdict under
-// -exit-codes=kselftest. kselftest.h has no code for it and gives 2 to
-// XFAIL, 3 to XPASS and 4 to SKIP; its runner reports any status other
-// than 0 and 4 as "not ok", so 5 reads as a failure, not as one of those.
-const KselftestNoVerdict = 5
-
-// Kselftest turns an smct status (0, 1, 2) into kselftest's: 0 passed
-// (KSFT_PASS), 1 failed (KSFT_FAIL), 4 when every spec was skipped
-// (KSFT_SKIP), KselftestNoVerdict without a verdict.
-func Kselftest(code int, s Summary) int {
-	switch code {
-	case 0:
-		if p, f, k := s.Totals(); p == 0 && f == 0 && k > 0 {
-			return 4
-		}
-		return 0
-	case 1:
-		return 1
-	}
-	return KselftestNoVerdict
-}
-
 // ExitCodeAs is the run's exit status in a convention: "" or "smct", or
 // "kselftest".
 func (r *Result) ExitCodeAs(convention string) int {
-	if convention == ExitCodesKselftest {
-		return Kselftest(r.ExitCode(), r.Summary)
+	if convention == report.ExitCodesKselftest {
+		return report.Kselftest(r.ExitCode(), r.Summary)
 	}
 	return r.ExitCode()
+}
+
+// run is what the reports say of the run besides its specs.
+func (r *Result) run() report.Run {
+	return report.Run{Name: suiteName(r), Arch: r.Request.Arch, Image: r.Source, SHA256: r.KernelSHA, Machine: r.Machine,
+		Profile: r.Request.Profile, Seed: r.Request.Seed, Suite: r.Suite, Require: requireLine(r), Verdict: r.Verdict(),
+		Started: r.Started, NoVerdict: r.NoVerdict, Plans: r.Plans, Summary: r.Summary}
+}
+
+// suiteName names what was booted: the lock entry, KERNEL=path or TREE=dir.
+func suiteName(res *Result) string {
+	switch {
+	case res.Entry != "":
+		return res.Entry
+	case res.Request.Kernel != "":
+		return "KERNEL=" + res.Request.Kernel
+	case res.Request.Tree != "":
+		return "TREE=" + res.Request.Tree
+	case res.Request.Image != "":
+		return res.Request.Image
+	}
+	return "lock-default" // the run stopped before reading images.lock
+}
+
+// requireLine says whether the run requires the feature, and who decided.
+func requireLine(res *Result) string {
+	switch {
+	case res.RequiredWhy == "":
+		return ""
+	case res.Required:
+		return "stackmap (" + res.RequiredWhy + ")"
+	}
+	return "nothing (" + res.RequiredWhy + ")"
 }

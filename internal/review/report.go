@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
 func sortedIDs(m map[string]contract.Class) []string {
@@ -130,14 +131,14 @@ func stepVerdict(st *Step) string {
 	return "ok"
 }
 
-// Text is series.txt: the per-patch table, fit for an 80-column mail.
+// Text is series.txt: the per-patch table, fit for a mail.
 func (w *Walk) Text() string {
 	var b strings.Builder
 	n := len(w.Series.Patches)
 	fmt.Fprintf(&b, "Series walk: %s, %d patches\n", w.Series.Name, n)
 	fmt.Fprintf(&b, "on %s at %s (%.12s)\n\n", w.Tree, w.Series.Base, w.Commit)
 	for k := 0; k <= n; k++ {
-		fmt.Fprintf(&b, "  %d/%d  %s\n", k, n, clip(subjectOf(w.Series, k), 70))
+		b.WriteString(report.Clip(fmt.Sprintf("  %d/%d  %s", k, n, subjectOf(w.Series, k)), report.Width) + "\n")
 	}
 	for _, arch := range w.Arches {
 		steps := w.Steps[arch]
@@ -207,7 +208,7 @@ func (w *Walk) changesOf(only int) string {
 	var b strings.Builder
 	for _, kk := range order {
 		head := fmt.Sprintf("  %d/%d %s: %s -> %s: ", kk.k, len(w.Series.Patches), kk.arch, orNone(kk.from), orNone(kk.to))
-		b.WriteString(wrapList(head, groups[kk]))
+		b.WriteString(report.Wrap(head, "      ", strings.Join(groups[kk], ", ")))
 	}
 	return b.String()
 }
@@ -236,7 +237,7 @@ func (w *Walk) perStep(lines func(*Step) []string) string {
 	for _, arch := range w.Arches {
 		for _, st := range w.Steps[arch] {
 			for _, l := range lines(st) {
-				b.WriteString(wrapText(fmt.Sprintf("  %d/%d %s: ", st.K, len(w.Series.Patches), arch), "      ", l))
+				b.WriteString(report.Wrap(fmt.Sprintf("  %d/%d %s: ", st.K, len(w.Series.Patches), arch), "      ", l))
 			}
 		}
 	}
@@ -274,128 +275,68 @@ func (w *Walk) Verdict() string {
 	return "NO VERDICT"
 }
 
-// wrapList writes head and the items, comma-separated, wrapped at 78.
-func wrapList(head string, items []string) string {
-	var b strings.Builder
-	line := head
-	indent := strings.Repeat(" ", 6)
-	for i, it := range items {
-		if i < len(items)-1 {
-			it += ","
-		}
-		if len(line)+len(it)+1 > 78 && line != head {
-			b.WriteString(strings.TrimRight(line, " ") + "\n")
-			line = indent
-		}
-		line += it + " "
-	}
-	b.WriteString(strings.TrimRight(line, " ") + "\n")
-	return b.String()
-}
-
-// wrapText writes first and the words of text, wrapped at 78 columns,
-// the lines after the first starting with indent.
-func wrapText(first, indent, text string) string {
-	var b strings.Builder
-	line := first
-	for _, word := range strings.Fields(text) {
-		if len(line)+len(word) > 78 && strings.TrimSpace(line) != strings.TrimSpace(first) && line != indent {
-			b.WriteString(strings.TrimRight(line, " ") + "\n")
-			line = indent
-		}
-		line += word + " "
-	}
-	b.WriteString(strings.TrimRight(line, " ") + "\n")
-	return b.String()
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
-}
-
-// KTAP is the walk as KTAP: one subtest per prefix, its tests the build,
-// the boot and each requirement on each arch.
+// KTAP is the walk as KTAP: one test per prefix, a subtest whose tests are
+// the build, the boot and each requirement on each arch, in the classes a
+// run's KTAP gives its specs.
 func (w *Walk) KTAP() string {
-	var b strings.Builder
+	var k report.KTAP
 	n := len(w.Series.Patches)
-	b.WriteString("KTAP version 1\n")
-	fmt.Fprintf(&b, "1..%d\n", n+1)
-	for k := 0; k <= n; k++ {
-		// Nested two spaces deep, as ktap.rst nests a subtest.
-		b.WriteString("  KTAP version 1\n")
-		fmt.Fprintf(&b, "  # Subtest: patch-%d\n", k)
-		fmt.Fprintf(&b, "  # %d/%d %s\n", k, n, subjectOf(w.Series, k))
-		var lines []string
-		failed := false
+	for i := 0; i <= n; i++ {
+		var sub report.KTAP
+		sub.Diag("", fmt.Sprintf("%d/%d %s", i, n, subjectOf(w.Series, i)))
+		ok := true
 		for _, arch := range w.Arches {
-			st := w.Steps[arch][k]
-			add := func(ok bool, name, directive string) {
-				res := "ok"
-				if !ok {
-					res, failed = "not ok", true
-				}
-				l := fmt.Sprintf("%s %d %s.%s", res, len(lines)+1, arch, name)
-				if directive != "" {
-					l += " # " + directive
-				}
-				lines = append(lines, l)
-			}
-			switch b := stepBuild(st); b {
-			case "-":
-				add(true, "build", "SKIP not made: an earlier patch does not apply")
-				continue
-			default:
-				add(b != "FAIL", "build", "")
-			}
-			if st.Boot == "" && st.Infra == "" {
-				continue
-			}
-			add(st.Boot == "ok", "boot", "")
-			if st.Infra != "" {
-				add(false, "suite", "ERROR "+oneLine(st.Infra))
-				continue
-			}
-			if st.Decoder != "" {
-				add(st.Decoder == "agrees", "decoder", "")
-			}
-			for _, id := range w.ids(arch) {
-				switch c := st.Classes[id]; c {
-				case contract.Pass:
-					add(true, id, "")
-				case contract.Unsupported:
-					add(true, id, "SKIP UNSUPPORTED")
-				case contract.Unresolved:
-					add(false, id, "ERROR UNRESOLVED")
-				case "":
-					add(true, id, "SKIP not run")
-				default:
-					add(false, id, "")
-				}
-			}
+			st := w.Steps[arch][i]
+			stepKTAP(&sub, st, w.ids(arch))
+			ok = ok && len(st.Problems) == 0
 		}
-		fmt.Fprintf(&b, "  1..%d\n", len(lines))
-		for _, l := range lines {
-			b.WriteString("  " + l + "\n")
-		}
-		res := "ok"
-		for _, arch := range w.Arches {
-			if len(w.Steps[arch][k].Problems) > 0 {
-				failed = true
-			}
-		}
-		if failed {
-			res = "not ok"
-		}
-		fmt.Fprintf(&b, "%s %d patch-%d\n", res, k+1, k)
+		name := fmt.Sprintf("patch-%d", i)
+		k.Nest(name, &sub)
+		k.Result(ok && sub.Passed(), name, "")
 	}
-	return b.String()
+	return k.String()
 }
 
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+// stepKTAP writes the tests of one prefix on one arch.
+func stepKTAP(k *report.KTAP, st *Step, ids []string) {
+	test := func(name string, c contract.Class, reason string) { k.Class(st.Arch+"."+name, c, false, reason) }
+	switch stepBuild(st) {
+	case "-":
+		test("build", contract.Unsupported, "not made: an earlier patch does not apply")
+		return
+	case "FAIL":
+		test("build", contract.Fail, "")
+	default:
+		test("build", contract.Pass, "")
+	}
+	if st.Boot == "" && st.Infra == "" {
+		return
+	}
+	test("boot", passIf(st.Boot == "ok"), "")
+	if st.Infra != "" {
+		test("suite", contract.Unresolved, st.Infra)
+		return
+	}
+	if st.Decoder != "" {
+		test("decoder", passIf(st.Decoder == "agrees"), "")
+	}
+	for _, id := range ids {
+		switch c, why := st.Classes[id], st.Reasons[id]; {
+		case c == "":
+			test(id, contract.Unsupported, "not run")
+		case why == "": // the class is all a walk without reasons knows
+			test(id, c, string(c))
+		default:
+			test(id, c, why)
+		}
+	}
+}
+
+func passIf(ok bool) contract.Class {
+	if ok {
+		return contract.Pass
+	}
+	return contract.Fail
 }
 
 // Evidence is the block to paste in a reply to patch k (0: the cover
@@ -420,15 +361,15 @@ func (w *Walk) Evidence(k int) string {
 			}
 			line += fmt.Sprintf(" (requirements: %d PASS, %d FAIL, %d UNSUPPORTED, %d UNRESOLVED)", counts[contract.Pass], counts[contract.Fail], counts[contract.Unsupported], counts[contract.Unresolved])
 		}
-		b.WriteString(wrapText(arch+": ", "  ", line))
+		b.WriteString(report.Wrap(arch+": ", "  ", line))
 		for _, p := range st.Problems {
-			b.WriteString(wrapText("  problem: ", "    ", p))
+			b.WriteString(report.Wrap("  problem: ", "    ", p))
 		}
 		for _, l := range st.Warnings {
-			b.WriteString(wrapText("  compiler warning: ", "    ", l))
+			b.WriteString(report.Wrap("  compiler warning: ", "    ", l))
 		}
 		if st.Infra != "" {
-			b.WriteString(wrapText("  no verdict: ", "    ", st.Infra))
+			b.WriteString(report.Wrap("  no verdict: ", "    ", st.Infra))
 		}
 	}
 	if ch := w.changesOf(k); ch == "" {

@@ -17,6 +17,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
 // Step is one prefix of the series on one arch: k patches applied.
@@ -31,6 +32,7 @@ type Step struct {
 	Kernel  time.Duration // of Wall, building (or finding) the kernel
 	RunDir  string
 	Classes map[string]contract.Class // per requirement: the worst of its specs
+	Reasons map[string]string         // per requirement: why that spec did not pass
 	Uname   string                    // the guest's uname
 	Decoder string                    // the tree's stack_map_bin decoder against the kernel: "agrees", "DIFFERS" or ""
 	// Warnings are the compiler's warnings in the files the patch touches,
@@ -164,7 +166,7 @@ func (w Walker) step(ctx context.Context, st *Step, src, resultsDir string) erro
 		return nil
 	case errors.As(err, &died):
 		st.Build = "ok"
-		st.Boot = results.OneLine(died.How)
+		st.Boot = report.OneLine(died.How)
 		st.Problems = append(st.Problems, "does not boot: "+st.Boot)
 		return nil
 	case err != nil:
@@ -172,16 +174,16 @@ func (w Walker) step(ctx context.Context, st *Step, src, resultsDir string) erro
 		if res != nil && res.Kernel != "" {
 			st.Build = "ok"
 		}
-		st.Infra = results.OneLine(err.Error())
+		st.Infra = report.OneLine(err.Error())
 		return nil
 	}
 	st.Build, st.Boot = "ok", "ok"
 	st.Uname = res.Summary.Kernel
-	st.Classes = map[string]contract.Class{}
+	st.Classes, st.Reasons = map[string]contract.Class{}, map[string]string{}
 	for _, sp := range res.Summary.Specs {
 		for _, id := range sp.IDs {
 			if old, ok := st.Classes[id]; !ok || rank(sp.Class) > rank(old) {
-				st.Classes[id] = sp.Class
+				st.Classes[id], st.Reasons[id] = sp.Class, sp.Message
 			}
 		}
 	}
@@ -375,12 +377,7 @@ func apply(src string, p Patch) error {
 	cmd := []string{"-c", "user.name=smct", "-c", "user.email=smct@localhost", "am", "--quiet", "--committer-date-is-author-date", f.Name()}
 	if _, err := gitOut(src, cmd...); err != nil {
 		gitOut(src, "am", "--abort")
-		return errors.New(firstLineOf(err.Error()))
+		return errors.New(report.FirstLine(err.Error()))
 	}
 	return nil
-}
-
-func firstLineOf(s string) string {
-	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return l
 }

@@ -28,7 +28,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/harness"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
-	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
 // labelFilter is the README's live-mode filter: the default boot's.
@@ -56,9 +56,9 @@ func TestLiveMode(t *testing.T) {
 	t.Run("reports for labs", func(t *testing.T) {
 		guard(t, tfs)
 		ktap, junitXML := filepath.Join(t.TempDir(), "ktap.txt"), filepath.Join(t.TempDir(), "junit.xml")
-		code, out, report := run(t, suite, nil, "-smct.ktap="+ktap, "-smct.junit="+junitXML, "-smct.exit-codes=kselftest")
-		s := results.Summarize([]types.Report{report})
-		if want := results.Kselftest(s.ExitCode(), s); code != want {
+		code, out, rep := run(t, suite, nil, "-smct.ktap="+ktap, "-smct.junit="+junitXML, "-smct.exit-codes=kselftest")
+		s := report.Summarize([]types.Report{rep})
+		if want := report.Kselftest(s.ExitCode(), s); code != want {
 			t.Errorf("exit %d, want kselftest's %d for %q\n%s", code, want, s.ClosingLine(), out)
 		}
 		b, err := os.ReadFile(ktap)

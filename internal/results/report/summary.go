@@ -1,18 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-only
 
-// Package results holds what a run produced and renders it for the people
-// and programs that read it. It turns the Ginkgo report a guest sent back into what the
-// user reads: a verdict per spec in ftracetest's classes, requirement
-// coverage, totals, an exit status, and JUnit.
-package results
+// Package report turns the Ginkgo report of a run into what its readers
+// get: a verdict per spec in ftracetest's classes, requirement coverage,
+// totals, an exit status, and the specs as text, KTAP and JUnit. It is the
+// part of the results both sides link: the suite binary writes live mode's
+// reports with it, without the host's QEMU runner.
+package report
 
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -87,7 +86,7 @@ func Summarize(reports []types.Report) Summary {
 			}
 			if sr.LeafNodeType != types.NodeTypeIt {
 				if sr.State.Is(types.SpecStateFailureStates) {
-					s.SuiteProblems = append(s.SuiteProblems, fmt.Sprintf("%s: %s", sr.LeafNodeType, firstLine(sr.Failure.Message)))
+					s.SuiteProblems = append(s.SuiteProblems, fmt.Sprintf("%s: %s", sr.LeafNodeType, FirstLine(sr.Failure.Message)))
 				}
 				continue
 			}
@@ -122,7 +121,7 @@ func Summarize(reports []types.Report) Summary {
 				FeatureAbsent: absent && c == contract.Unsupported,
 				TimedOut:      sr.State == types.SpecStateTimedout,
 				Class:         c,
-				Message:       oneLine(headline(reason)),
+				Message:       squeeze(headline(reason)),
 				Detail:        strings.TrimSpace(reason),
 			}
 			if loc := sr.Failure.Location; (c == contract.Fail || c == contract.Unresolved) && loc.FileName != "" {
@@ -163,7 +162,7 @@ func (s *Summary) Require(feature, why string) int {
 		}
 		sp.Class, sp.Unsupported = contract.Fail, sp.Message
 		head := fmt.Sprintf("%s is required (%s), but: ", feature, why)
-		sp.Message = oneLine(head + sp.Message)
+		sp.Message = squeeze(head + sp.Message)
 		sp.Detail = head + sp.Detail
 		n++
 	}
@@ -227,47 +226,38 @@ func (s Summary) Coverage() map[string]contract.Class {
 }
 
 // ClosingLine is the last line of every run.
-func (s Summary) ClosingLine() string {
-	p, f, k := s.Totals()
-	return fmt.Sprintf("%d passed, %d failed, %d skipped", p, f, k)
+func (s Summary) ClosingLine() string { return Closing(s.Totals()) }
+
+// Closing is a run's last line: its totals.
+func Closing(passed, failed, skipped int) string {
+	return fmt.Sprintf("%d passed, %d failed, %d skipped", passed, failed, skipped)
 }
 
-// WriteSpecs prints one line per spec, with the reason for any that did not pass.
-func (s Summary) WriteSpecs(w io.Writer) {
-	for _, sp := range s.Specs {
-		line := fmt.Sprintf("%-11s %s", sp.Class, sp.Text)
-		if sp.Class != contract.Pass && sp.Message != "" {
-			line += " -- " + sp.Message
+// Verdict is the specs' verdict on one line: "ok", "FAIL" or "NO VERDICT:
+// <reason>", matching ExitCode's 0, 1 and 2. requiredWhy says who required
+// the feature of the specs Require turned FAIL.
+func (s Summary) Verdict(requiredWhy string) string {
+	switch s.ExitCode() {
+	case 0:
+		return "ok"
+	case 1:
+		n, why := s.required()
+		switch other := s.Count(contract.Fail) - n; {
+		case n == 0:
+			return "FAIL"
+		case other == 0:
+			return fmt.Sprintf("FAIL: %d stackmap specs UNSUPPORTED, and this run requires stackmap (%s): %s", n, requiredWhy, why)
+		default:
+			return fmt.Sprintf("FAIL: %d specs failed, and %d stackmap specs UNSUPPORTED while this run requires stackmap (%s): %s", other, n, requiredWhy, why)
 		}
-		fmt.Fprintln(w, line)
-		for _, warning := range sp.Warnings {
-			fmt.Fprintf(w, "%-11s   %s\n", "WARNING", warning)
-		}
-		for _, note := range sp.Notes {
-			fmt.Fprintf(w, "%-11s   %s\n", "NOTE", note)
-		}
 	}
-	for _, p := range s.SuiteProblems {
-		fmt.Fprintf(w, "%-11s %s\n", "SUITE", p)
+	switch {
+	case len(s.SuiteProblems) > 0:
+		return "NO VERDICT: suite: " + s.SuiteProblems[0]
+	case len(s.Specs) == 0:
+		return "NO VERDICT: no spec ran"
 	}
-}
-
-// WriteCoverage prints requirement coverage, one ID a line, sorted.
-func (s Summary) WriteCoverage(w io.Writer) {
-	cov := s.Coverage()
-	ids := make([]string, 0, len(cov))
-	for id := range cov {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		fmt.Fprintf(w, "  %-16s %s\n", id, cov[id])
-	}
-}
-
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return l
+	return fmt.Sprintf("NO VERDICT: %d specs UNRESOLVED", s.Count(contract.Unresolved))
 }
 
 // headline is a failure on one line, as a reviewer reads it. Gomega puts
@@ -307,13 +297,3 @@ var goPointer = regexp.MustCompile(` \| 0x[0-9a-f]+>`)
 
 // typeTag is Gomega's "<type>: " or "<type | 0xc000123>: " before a value.
 var typeTag = regexp.MustCompile(`\s*<[^<>\n]*>: `)
-
-// oneLine squeezes a failure message (Gomega's span several lines) into one
-// line short enough for a terminal or a mail.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 240 {
-		s = s[:237] + "..."
-	}
-	return s
-}

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package harness
+
+import (
+	"testing"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/results/golden"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
+)
+
+// liveReport is a live run's Ginkgo report: a pass, a failure and a skip,
+// or, without specs, a suite whose setup failed.
+func liveReport(specs bool) types.Report {
+	r := types.Report{StartTime: time.Date(2026, 11, 22, 16, 45, 52, 0, time.UTC),
+		SuiteConfig: types.SuiteConfig{RandomSeed: 1700000003, LabelFilter: "baseline || stackmap"}}
+	it := func(id string, state types.SpecState, msg string, entries ...types.ReportEntry) types.SpecReport {
+		return types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: "[" + id + "] does it", LeafNodeLabels: []string{id},
+			State: state, RunTime: 250 * time.Millisecond, Failure: types.Failure{Message: msg,
+				Location: types.CodeLocation{FileName: "github.com/ftrace-stackmap/conformance/suites/stackmap/reset.go", LineNumber: 42}},
+			ReportEntries: entries}
+	}
+	if !specs {
+		r.SpecReports = types.SpecReports{{LeafNodeType: types.NodeTypeBeforeSuite, State: types.SpecStateFailed,
+			Failure: types.Failure{Message: "tracefs is not mounted at /sys/kernel/tracing"}}}
+		return r
+	}
+	kernel := types.ReportEntry{Name: contract.KernelEntry, Value: types.WrapEntryValue("6.12.117-stackmap #1 SMP PREEMPT_DYNAMIC x86_64")}
+	r.SpecReports = types.SpecReports{
+		it("BASE-ONOFF-01", types.SpecStatePassed, "", kernel),
+		it("SM-RESET-01", types.SpecStateFailed, "writing 0 to stack_map with tracing_on=1: got <nil>, want EBUSY\nExpected\n    <syscall.Errno>: 0\nto equal\n    <syscall.Errno>: 16"),
+		it("SM-BIN-01", types.SpecStateSkipped, "kernel has no stackmap feature", contract.Mark(contract.Unsupported)),
+	}
+	return r
+}
+
+// TestLiveReports holds live mode's KTAP and JUnit to testdata: named and
+// shaped as a QEMU run's.
+func TestLiveReports(t *testing.T) {
+	for name, r := range map[string]types.Report{"live": liveReport(true), "live-nospec": liveReport(false)} {
+		run := liveRun(r, report.Summarize([]types.Report{r}), "x86_64")
+		golden.Check(t, name+"/ktap.txt", report.Plain(run.KTAP(nil)))
+		b, err := run.JUnit()
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden.Check(t, name+"/junit.xml", report.Plain(string(b)))
+	}
+}

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package report
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// Width is the widest line the reports meant for mail make (the evidence,
+// the walk's table and blocks), unless a word is wider: a reply quotes
+// them with "> ", and 76 columns quoted stay within the 78 that mail
+// readers and the kernel's lists keep to (RFC 5322).
+const Width = 76
+
+// maxOneLine caps a reason squeezed onto one line.
+const maxOneLine = 240
+
+// ansiEscape is a terminal control sequence, such as a colour.
+var ansiEscape = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+
+// Plain is text without terminal escapes (Ginkgo colours its errors) and
+// without control characters other than newlines and tabs: what files and
+// pipes get.
+func Plain(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' {
+			return -1
+		}
+		return r
+	}, ansiEscape.ReplaceAllString(s, ""))
+}
+
+// OneLine is a verdict as verdict.txt keeps it, for scripts: its first line,
+// without colour escapes or other control characters.
+func OneLine(verdict string) string {
+	first, _, _ := strings.Cut(verdict, "\n")
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, ansiEscape.ReplaceAllString(first, ""))
+}
+
+// FirstLine is the first line of s, blank lines and spaces around it left
+// out.
+func FirstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return l
+}
+
+// squeeze puts a failure message (Gomega's span several lines) on one line
+// short enough for a terminal or a mail.
+func squeeze(s string) string {
+	return Clip(strings.Join(strings.Fields(s), " "), maxOneLine)
+}
+
+// Clip cuts s to n columns, marking the cut with "...".
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
+
+// clean keeps one line printable: control characters become spaces, and
+// the end is trimmed (indentation is kept, it shapes Gomega's values).
+func clean(s string) string {
+	return strings.TrimRightFunc(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, ansiEscape.ReplaceAllString(s, "")), unicode.IsSpace)
+}
+
+// Wrap breaks text at spaces into lines of at most Width columns, the first
+// after head, the others after indent. A word wider than a line stays whole.
+func Wrap(head, indent, text string) string {
+	var b strings.Builder
+	line, empty := head, true
+	for _, w := range strings.Fields(text) {
+		if !empty && len(line)+1+len(w) > Width {
+			b.WriteString(line + "\n")
+			line, empty = indent, true
+		}
+		if !empty {
+			line += " "
+		}
+		line, empty = line+w, false
+	}
+	b.WriteString(strings.TrimRight(line, " ") + "\n")
+	return b.String()
+}

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package results
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
+)
+
+// The reports Write puts into the run's directory, besides JUnitFile.
+const (
+	SummaryFile  = "summary.txt"
+	KTAPFile     = "ktap.txt"
+	EvidenceFile = "evidence.txt"
+	// VerdictFile keeps the verdict on one line ("ok", "FAIL", "NO VERDICT:
+	// ..."): make turns every failing status into its own 2.
+	VerdictFile = "verdict.txt"
+)
+
+// Write puts the summary, the KTAP, the JUnit, the evidence and the
+// verdict into the run's directory, and returns the summary: what
+// qemu-test prints. A run without a verdict (Result.NoVerdict) gets them
+// too, saying why.
+func Write(res *Result) (string, error) {
+	summary := Text(res)
+	junit, err := JUnit(res)
+	if err != nil {
+		return summary, err
+	}
+	for _, f := range []struct{ name, text string }{
+		{SummaryFile, summary}, {KTAPFile, KTAP(res)}, {JUnitFile, string(junit)}, {EvidenceFile, Evidence(res)},
+		{VerdictFile, report.OneLine(res.Verdict()) + "\n"},
+	} {
+		if err := os.WriteFile(filepath.Join(res.Dir, f.name), []byte(report.Plain(f.text)), 0o644); err != nil {
+			return summary, err
+		}
+	}
+	return summary, nil
+}
