@@ -107,8 +107,8 @@ func (r *run) keep(ctx context.Context, m *made) error {
 		return nil
 	}
 	dmesg, _ := os.ReadFile(filepath.Join(res.Dir, "boots", plan.Name, "dmesg.txt"))
-	for _, p := range KernelProblems(dmesg) {
-		res.KernelProblems = append(res.KernelProblems, "boot "+plan.Name+": "+p)
+	if lines := KernelProblems(dmesg); len(lines) > 0 {
+		res.KernelLogs = append(res.KernelLogs, results.KernelLog{Boot: plan.Name, Lines: lines})
 	}
 	res.Boots = append(res.Boots, m.br)
 	var died *BootDied

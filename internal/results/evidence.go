@@ -107,9 +107,9 @@ func Evidence(res *Result) string {
 		}
 	}
 	b.WriteString(decoderText(res, "\n", "  "))
-	if len(res.KernelProblems) > 0 {
+	if len(res.KernelLogs) > 0 {
 		b.WriteString("\nkernel problems:\n")
-		for _, p := range res.KernelProblems {
+		for _, p := range res.KernelProblems() {
 			b.WriteString(wrap("  ", "    ", p))
 		}
 	}

@@ -53,7 +53,7 @@ var (
 		Message: "A spec timeout occurred", Detail: "A spec timeout occurred"}
 	warned = report.Spec{Name: "default.SM-EVT-01", Boot: "default", Text: "stackmap nodes [SM-EVT-01] describes the stack_id entry", IDs: []string{"SM-EVT-01"},
 		Class: contract.Pass, Warnings: []string{"SM-EVT-01: no int stack_id field"}}
-	oops = "boot default: WARNING: CPU: 0 PID: 1 at kernel/trace/trace_stackmap.c:88 stackmap_reset+0x44/0x90"
+	oops = "WARNING: CPU: 0 PID: 1 at kernel/trace/trace_stackmap.c:88 stackmap_reset+0x44/0x90"
 )
 
 // withRequest is res as if asked for by o.

@@ -20,7 +20,7 @@ const JUnitFile = "junit.xml"
 func JUnit(res *Result) ([]byte, error) {
 	arch := res.Request.Arch
 	var more []report.JUnitCase
-	for _, l := range res.KernelLogs() {
+	for _, l := range res.KernelLogs {
 		more = append(more, report.JUnitCase{Name: "kernel-log", Classname: arch + "." + l.Boot, Time: "0",
 			Failure: &reporters.JUnitFailure{Message: report.Plain(l.Lines[0]), Type: "KERNEL", Description: report.Plain(strings.Join(l.Lines, "\n"))}})
 	}

@@ -21,7 +21,7 @@ func TestJUnitAgreesWithTheSummary(t *testing.T) {
 	debian.Entry = "debian-6.12"
 	// Every spec passed, but a boot's kernel warned: a failure of its own.
 	warnedKernel := result(pass, warned)
-	warnedKernel.KernelProblems = []string{oops, "boot bits-12: BUG: KFENCE: out-of-bounds read"}
+	warnedKernel.KernelLogs = []KernelLog{{"default", []string{oops}}, {"bits-12", []string{"BUG: KFENCE: out-of-bounds read"}}}
 	for name, tc := range map[string]struct {
 		res                              *Result
 		suite                            string
@@ -70,7 +70,7 @@ func TestJUnitAgreesWithTheSummary(t *testing.T) {
 				case i < len(res.Summary.Specs):
 					boot = res.Summary.Specs[i].Boot
 				default:
-					boot = res.KernelLogs()[i-len(res.Summary.Specs)].Boot
+					boot = res.KernelLogs[i-len(res.Summary.Specs)].Boot
 				}
 				if tst.Classname != "x86_64."+boot || strings.ContainsAny(tst.Name, " #") {
 					t.Errorf("test %q of class %q: want a requirement ID or a boot, in class x86_64.%s", tst.Name, tst.Classname, boot)

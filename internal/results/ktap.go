@@ -18,7 +18,7 @@ const maxTail = 20
 // a subtest.
 func KTAP(res *Result) string {
 	return res.run().KTAP(func(k *report.KTAP) {
-		for _, l := range res.KernelLogs() {
+		for _, l := range res.KernelLogs {
 			for _, line := range l.Lines {
 				k.Diag("KERNEL: ", line)
 			}

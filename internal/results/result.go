@@ -8,7 +8,6 @@
 package results
 
 import (
-	"strings"
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
@@ -70,9 +69,10 @@ type Result struct {
 	Lanes        int           // boots made at a time
 	Summary      report.Summary
 	Boots        []BootResult
-	// KernelProblems are warnings, oopses and lockups the guests' kernel
-	// logs show: a kernel that misbehaves fails the run.
-	KernelProblems []string
+	// KernelLogs are the warnings, oopses and lockups the guests' kernel
+	// logs show, by boot in plan order: a kernel that misbehaves fails the
+	// run.
+	KernelLogs []KernelLog
 	// Selftests are the verdicts of the tree's own ftracetest, when asked
 	// for; SelftestsNote says why there are none, or what went wrong.
 	Selftests     []ftracetest.Case
@@ -102,20 +102,14 @@ type KernelLog struct {
 	Lines []string
 }
 
-// KernelLogs groups the kernel's problems by boot, in the order seen.
-func (r *Result) KernelLogs() []KernelLog {
-	var out []KernelLog
-	for _, p := range r.KernelProblems {
-		boot, line := "default", p
-		if rest, ok := strings.CutPrefix(p, "boot "); ok {
-			if b, l, ok := strings.Cut(rest, ": "); ok {
-				boot, line = b, l
-			}
+// KernelProblems are the kernel's problems as the reports list them, each
+// after its boot: "boot bits-12: WARNING: ...".
+func (r *Result) KernelProblems() []string {
+	var out []string
+	for _, k := range r.KernelLogs {
+		for _, l := range k.Lines {
+			out = append(out, "boot "+k.Boot+": "+l)
 		}
-		if len(out) == 0 || out[len(out)-1].Boot != boot {
-			out = append(out, KernelLog{Boot: boot})
-		}
-		out[len(out)-1].Lines = append(out[len(out)-1].Lines, line)
 	}
 	return out
 }
@@ -132,7 +126,7 @@ func (r *Result) Totals() (passed, failed, skipped int) {
 	} else if d != nil {
 		f++
 	}
-	return p, f + len(r.KernelLogs()), k
+	return p, f + len(r.KernelLogs), k
 }
 
 // DecoderTest names the test of the tree's own decoder, which reads the
@@ -149,7 +143,7 @@ func (r *Result) ExitCode() int {
 		return 2
 	}
 	code := r.Summary.ExitCode()
-	if code == 0 && (len(r.KernelProblems) > 0 || r.Decoder != nil && !r.Decoder.Agrees()) {
+	if code == 0 && (len(r.KernelLogs) > 0 || r.Decoder != nil && !r.Decoder.Agrees()) {
 		return 1
 	}
 	return code
@@ -163,7 +157,7 @@ func (r *Result) Verdict() string {
 		return "NO VERDICT: " + r.NoVerdict
 	case r.ExitCode() == 0 || r.Summary.ExitCode() != 0:
 		return r.Summary.Verdict(r.RequiredWhy)
-	case len(r.KernelProblems) == 0:
+	case len(r.KernelLogs) == 0:
 		return "FAIL: the tree's " + dumpcheck.Tool + " disagrees with the kernel's export"
 	}
 	return "FAIL: the kernel logged problems"

@@ -27,7 +27,7 @@ func TestExitCodes(t *testing.T) {
 		{"a failure", result(pass, fail), 1, 1, "FAIL"},
 		{"unresolved", result(pass, unresolved), 2, report.KselftestNoVerdict, "NO VERDICT"},
 		{"no verdict", &Result{NoVerdict: "QEMU missing"}, 2, report.KselftestNoVerdict, "NO VERDICT: QEMU missing"},
-		{"kernel problems", func() *Result { r := result(pass); r.KernelProblems = []string{oops}; return r }(), 1, 1, "FAIL: the kernel logged"},
+		{"kernel problems", func() *Result { r := result(pass); r.KernelLogs = []KernelLog{{"default", []string{oops}}}; return r }(), 1, 1, "FAIL: the kernel logged"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.res.ExitCodeAs(report.ExitCodesSmct); got != tc.smct {
@@ -106,20 +106,20 @@ func TestRequire(t *testing.T) {
 
 func TestKernelLogs(t *testing.T) {
 	res := result(pass)
-	res.KernelProblems = []string{
+	res.KernelLogs = []KernelLog{
+		{"default", []string{"WARNING: CPU: 0 PID: 1 at kernel/trace/trace_stackmap.c:88 stackmap_reset+0x44/0x90", "BUG: KASAN: slab-out-of-bounds in stackmap_insert+0x1c/0x80"}},
+		{"stress", []string{"rcu: INFO: rcu_sched self-detected stall on CPU"}},
+		{"bits-12", []string{"INFO: task kworker/0:1:12 blocked for more than 120 seconds."}},
+	}
+	got := res.KernelProblems()
+	want := []string{
 		"boot default: WARNING: CPU: 0 PID: 1 at kernel/trace/trace_stackmap.c:88 stackmap_reset+0x44/0x90",
 		"boot default: BUG: KASAN: slab-out-of-bounds in stackmap_insert+0x1c/0x80",
 		"boot stress: rcu: INFO: rcu_sched self-detected stall on CPU",
-		"INFO: task kworker/0:1:12 blocked for more than 120 seconds.",
-	}
-	got := res.KernelLogs()
-	want := []KernelLog{
-		{"default", []string{"WARNING: CPU: 0 PID: 1 at kernel/trace/trace_stackmap.c:88 stackmap_reset+0x44/0x90", "BUG: KASAN: slab-out-of-bounds in stackmap_insert+0x1c/0x80"}},
-		{"stress", []string{"rcu: INFO: rcu_sched self-detected stall on CPU"}},
-		{"default", []string{"INFO: task kworker/0:1:12 blocked for more than 120 seconds."}},
+		"boot bits-12: INFO: task kworker/0:1:12 blocked for more than 120 seconds.",
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("KernelLogs() = %v, want %v", got, want)
+		t.Errorf("KernelProblems() = %q, want %q", got, want)
 	}
 	if c := res.ClosingLine(); c != "1 passed, 3 failed, 0 skipped" {
 		t.Errorf("closing line %q: each boot's kernel log that shows problems is a failure", c)

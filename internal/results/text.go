@@ -35,7 +35,7 @@ func Text(res *Result) string {
 		b.WriteString("\n")
 		s.WriteSpecs(&b)
 	}
-	for _, p := range res.KernelProblems {
+	for _, p := range res.KernelProblems() {
 		fmt.Fprintf(&b, "%-11s %s\n", "KERNEL", p)
 	}
 	writeSelftests(&b, res)

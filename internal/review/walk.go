@@ -187,7 +187,7 @@ func (w Walker) step(ctx context.Context, st *Step, src, resultsDir string) erro
 			}
 		}
 	}
-	for _, p := range res.KernelProblems {
+	for _, p := range res.KernelProblems() {
 		st.Problems = append(st.Problems, "kernel log: "+p)
 	}
 	if d := res.Decoder; d != nil {
