@@ -103,7 +103,7 @@ func (r *run) keep(ctx context.Context, m *made) error {
 	case m.absent != "":
 		m.br.Skipped = m.absent
 		res.Boots = append(res.Boots, m.br)
-		r.reports = append(r.reports, skippedAs(plan, m.chosen, m.absent+results.SeenInDefaultBoot+"; boot "+plan.Name+" not made)"))
+		r.reports = append(r.reports, skippedAs(plan, m.chosen, m.absent))
 		return nil
 	}
 	dmesg, _ := os.ReadFile(filepath.Join(res.Dir, "boots", plan.Name, "dmesg.txt"))

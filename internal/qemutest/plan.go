@@ -65,16 +65,17 @@ func selected(specs types.SpecReports, filter string) (types.SpecReports, error)
 }
 
 // skippedAs turns specs that plan's boot would have run into UNSUPPORTED
-// results with the reason, as a report of their own, named after the boot
-// as a made boot's specs are, so every result keeps a name of its own.
-func skippedAs(plan contract.BootPlan, specs types.SpecReports, reason string) types.Report {
+// results, since the default boot found the feature absent (why), as a
+// report of their own, named after the boot as a made boot's specs are,
+// so every result keeps a name of its own.
+func skippedAs(plan contract.BootPlan, specs types.SpecReports, why string) types.Report {
 	r := types.Report{SuiteDescription: "not booted", SuiteSucceeded: true}
 	for _, s := range specs {
 		s.State = types.SpecStateSkipped
-		s.Failure = types.Failure{Message: reason}
+		s.Failure = types.Failure{Message: fmt.Sprintf("%s (seen in the %s boot; boot %s not made)", why, contract.DefaultBoot, plan.Name)}
 		// The default boot's finding, as its own specs carry it.
 		s.ReportEntries = types.ReportEntries{contract.Mark(contract.Unsupported),
-			{Name: contract.FeatureEntry, Value: types.WrapEntryValue(reason)}}
+			{Name: contract.FeatureEntry, Value: types.WrapEntryValue(why)}}
 		s.ContainerHierarchyTexts = plan.Prefixed(s.ContainerHierarchyTexts)
 		r.SpecReports = append(r.SpecReports, s)
 	}

@@ -53,7 +53,7 @@ func Evidence(res *Result) string {
 	for _, sp := range s.Specs {
 		switch {
 		case sp.Unsupported != "":
-			why, _, _ := strings.Cut(sp.Unsupported, SeenInDefaultBoot)
+			why := sp.Unsupported
 			if absent[why] == nil {
 				reasons = append(reasons, why)
 			}

@@ -81,11 +81,11 @@ func passingRun() *Result {
 // selftests.
 func failingRun() *Result {
 	absent := unsupported
-	absent.Labels, absent.FeatureAbsent = []string{contract.LabelStackmap, "SM-BIN-01"}, true
+	absent.Labels, absent.FeatureAbsent = []string{contract.LabelStackmap, "SM-BIN-01"}, absent.Message
 	notMade := absent // in a boot not made: the default boot's reason
 	notMade.Name, notMade.Boot, notMade.IDs = "bits-12.SM-BOOT-02", "bits-12", []string{"SM-BOOT-02"}
 	notMade.Text = "boot bits-12 [SM-BOOT-02] sizes the map by stackmap.bits"
-	notMade.Message += SeenInDefaultBoot + "; boot bits-12 not made)"
+	notMade.Message += " (seen in the default boot; boot bits-12 not made)"
 	long := fail
 	long.Name, long.IDs, long.Text = "default.SM-TEXT-02", []string{"SM-TEXT-02"}, "the text export [SM-TEXT-02] names every frame"
 	long.Detail = "frames without a name:\n" + strings.Repeat("  0xffffffff81000000\n", 30) + "\x1b[31mend\x1b[0m\r"

@@ -50,10 +50,6 @@ const (
 // of the feature.
 const DefaultFtraceMatch = "stackmap"
 
-// SeenInDefaultBoot follows the reason given to the specs of a boot that
-// was not made because the default boot found the feature absent.
-const SeenInDefaultBoot = " (seen in the default boot"
-
 // Result is what one run produced.
 type Result struct {
 	Request   Request // what was asked

@@ -47,12 +47,12 @@ func TestExitCodes(t *testing.T) {
 // stackmap specs, names why, and leaves the baseline's alone.
 func TestRequire(t *testing.T) {
 	stackmapSkip := unsupported
-	stackmapSkip.Labels, stackmapSkip.FeatureAbsent = []string{contract.LabelStackmap, "SM-BIN-01"}, true
+	stackmapSkip.Labels, stackmapSkip.FeatureAbsent = []string{contract.LabelStackmap, "SM-BIN-01"}, stackmapSkip.Message
 	profileSkip := report.Spec{Name: "default.SM-INIT-01", Boot: "default", Text: "stackmap init [SM-INIT-01] ...", IDs: []string{"SM-INIT-01"},
 		Labels: []string{contract.LabelStackmap, "SM-INIT-01"}, Class: contract.Unsupported, Message: "SM-INIT-01 belongs to the v4 profile only"}
 	notMade := stackmapSkip // a boot not made: the default boot's reason
 	notMade.Name, notMade.Boot, notMade.IDs = "bits-12.SM-BOOT-02", "bits-12", []string{"SM-BOOT-02"}
-	notMade.Message += SeenInDefaultBoot + "; boot bits-12 not made)"
+	notMade.Message += " (seen in the default boot; boot bits-12 not made)"
 	baselineSkip := unsupported
 	baselineSkip.Name, baselineSkip.Labels = "default.BASE-BOOTOPT-01", []string{contract.LabelBaseline}
 	for _, tc := range []struct {

@@ -39,10 +39,14 @@ type Spec struct {
 	// TimedOut marks an UNRESOLVED spec that ran out of time: KTAP has a
 	// directive of its own for it.
 	TimedOut bool
-	// FeatureAbsent marks an UNSUPPORTED spec that found the stackmap
+	// FeatureAbsent is why the kernel lacks the stackmap feature, for an
+	// UNSUPPORTED spec that found it missing (its report entry; a boot not
+	// made gives its specs the default boot's), rather than something else
+	// it needs (a profile, a boot, memory, another tracing feature); "" for
+	// any other spec.
 	// feature missing, rather than something else it needs (a profile, a
 	// boot, memory, another tracing feature).
-	FeatureAbsent bool
+	FeatureAbsent string
 	// Unsupported is why a spec turned FAIL by Require was UNSUPPORTED:
 	// the run requires the feature it lacks. "" for any other spec.
 	Unsupported string
@@ -95,7 +99,7 @@ func Summarize(reports []types.Report) Summary {
 				continue
 			}
 			var warnings, notes []string
-			absent := false
+			absent := ""
 			for _, e := range sr.ReportEntries {
 				switch e.Name {
 				case contract.WarningEntry:
@@ -103,7 +107,7 @@ func Summarize(reports []types.Report) Summary {
 				case contract.NoteEntry:
 					notes = append(notes, e.StringRepresentation())
 				case contract.FeatureEntry:
-					absent = true
+					absent = e.StringRepresentation()
 				}
 			}
 			reason := plainWords(sr.Failure.Message)
@@ -118,7 +122,7 @@ func Summarize(reports []types.Report) Summary {
 				IDs:           ids,
 				Labels:        sr.Labels(),
 				Duration:      sr.RunTime,
-				FeatureAbsent: absent && c == contract.Unsupported,
+				FeatureAbsent: absentIf(c, absent),
 				TimedOut:      sr.State == types.SpecStateTimedout,
 				Class:         c,
 				Message:       squeeze(headline(reason)),
@@ -131,6 +135,14 @@ func Summarize(reports []types.Report) Summary {
 		}
 	}
 	return s
+}
+
+// absentIf is why the feature is absent, when the spec is UNSUPPORTED.
+func absentIf(c contract.Class, why string) string {
+	if c != contract.Unsupported {
+		return ""
+	}
+	return why
 }
 
 // specName is "<boot>.<ID>", IDs joined by "+"; a spec without an ID
@@ -157,10 +169,10 @@ func (s *Summary) Require(feature, why string) int {
 	n := 0
 	for i := range s.Specs {
 		sp := &s.Specs[i]
-		if !sp.FeatureAbsent || !slices.Contains(sp.Labels, feature) {
+		if sp.FeatureAbsent == "" || !slices.Contains(sp.Labels, feature) {
 			continue
 		}
-		sp.Class, sp.Unsupported = contract.Fail, sp.Message
+		sp.Class, sp.Unsupported = contract.Fail, sp.FeatureAbsent
 		head := fmt.Sprintf("%s is required (%s), but: ", feature, why)
 		sp.Message = squeeze(head + sp.Message)
 		sp.Detail = head + sp.Detail
