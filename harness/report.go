@@ -54,13 +54,13 @@ var _ = ReportAfterEach(func(sr SpecReport) {
 	if !classLines {
 		return
 	}
-	s := report.Summarize([]types.Report{{SpecReports: types.SpecReports{sr}}})
+	s := report.Summarize(contract.DefaultBoot, []types.Report{{SpecReports: types.SpecReports{sr}}})
 	s.SuiteProblems = nil // the suite's setup is reported once, at the end
 	s.WriteSpecs(os.Stdout)
 })
 
 var _ = ReportAfterSuite("live reports", func(r Report) {
-	s := report.Summarize([]types.Report{r})
+	s := report.Summarize(contract.DefaultBoot, []types.Report{r})
 	summary = &s
 	if ktapPath == "" && junitPath == "" {
 		return

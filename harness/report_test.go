@@ -42,7 +42,7 @@ func liveReport(specs bool) types.Report {
 // shaped as a QEMU run's.
 func TestLiveReports(t *testing.T) {
 	for name, r := range map[string]types.Report{"live": liveReport(true), "live-nospec": liveReport(false)} {
-		run := liveRun(r, report.Summarize([]types.Report{r}), "x86_64")
+		run := liveRun(r, report.Summarize(contract.DefaultBoot, []types.Report{r}), "x86_64")
 		golden.Check(t, name+"/ktap.txt", report.Plain(run.KTAP(nil)))
 		b, err := run.JUnit()
 		if err != nil {

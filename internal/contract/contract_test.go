@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -112,13 +113,16 @@ func TestContractSections(t *testing.T) {
 	}
 }
 
-func TestBootOfUndoesPrefixed(t *testing.T) {
+// A spec's name shows the boot that ran it; the default boot's keep theirs.
+func TestPrefixedNamesTheBoot(t *testing.T) {
 	for _, plan := range Plans() {
-		if got := BootOf(plan.Prefixed([]string{"stackmap at boot"})); got != plan.Name {
-			t.Errorf("BootOf(Prefixed) = %q, want %q", got, plan.Name)
+		got := plan.Prefixed([]string{"stackmap at boot"})
+		want := []string{"boot " + plan.Name, "stackmap at boot"}
+		if plan.IsDefault() {
+			want = want[1:]
 		}
-	}
-	if got := BootOf(nil); got != "default" {
-		t.Errorf("BootOf(nil) = %q, want default", got)
+		if !slices.Equal(got, want) {
+			t.Errorf("boot %s: Prefixed = %q, want %q", plan.Name, got, want)
+		}
 	}
 }

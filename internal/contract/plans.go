@@ -2,10 +2,7 @@
 
 package contract
 
-import (
-	"slices"
-	"strings"
-)
+import "slices"
 
 // A BootPlan is one boot of a run: extra kernel command line words and the
 // specs that need them. Requirements about boot parameters need boots of
@@ -61,15 +58,4 @@ func (p BootPlan) Prefixed(texts []string) []string {
 		return texts
 	}
 	return append([]string{"boot " + p.Name}, texts...)
-}
-
-// BootOf is the boot that ran a spec, from the container names Prefixed
-// gave it: "default" when there is no boot's prefix.
-func BootOf(texts []string) string {
-	if len(texts) > 0 {
-		if name, ok := strings.CutPrefix(texts[0], "boot "); ok {
-			return name
-		}
-	}
-	return DefaultBoot
 }

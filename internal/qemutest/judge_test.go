@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,7 +57,7 @@ func judge(t *testing.T, log string, boot qemu.Result) (int, error) {
 	if err != nil {
 		return 2, err
 	}
-	return report.Summarize(reports).ExitCode(), nil
+	return report.Summarize(contract.DefaultBoot, reports).ExitCode(), nil
 }
 
 func TestJudgeTrustsOnlyCompleteResults(t *testing.T) {

@@ -5,6 +5,7 @@ package qemutest
 import (
 	"context"
 	"errors"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"os"
 	"path/filepath"
 
@@ -103,7 +104,7 @@ func (r *run) keep(ctx context.Context, m *made) error {
 	case m.absent != "":
 		m.br.Skipped = m.absent
 		res.Boots = append(res.Boots, m.br)
-		r.reports = append(r.reports, skippedAs(plan, m.chosen, m.absent))
+		r.add(plan, skippedAs(plan, m.chosen, m.absent))
 		return nil
 	}
 	dmesg, _ := os.ReadFile(filepath.Join(res.Dir, "boots", plan.Name, "dmesg.txt"))
@@ -122,7 +123,7 @@ func (r *run) keep(ctx context.Context, m *made) error {
 			}
 			r.bootsUp = true
 		}
-		r.reports = append(r.reports, failedAs(plan, m.chosen, died.Error()))
+		r.add(plan, failedAs(plan, m.chosen, died.Error()))
 		return nil
 	}
 	if m.err != nil {
@@ -131,9 +132,16 @@ func (r *run) keep(ctx context.Context, m *made) error {
 	if len(plan.Append) == 0 {
 		r.bootsUp = true
 	}
-	if plan.Name == "default" && r.selftests != nil {
+	if plan.IsDefault() && r.selftests != nil {
 		res.Selftests, res.SelftestsNote = readSelftests(filepath.Join(res.Dir, "boots", plan.Name), r.o.FtraceDir, r.selftests.tests)
 	}
-	r.reports = append(r.reports, m.reports...)
+	r.add(plan, m.reports...)
 	return nil
+}
+
+// add keeps the reports of a plan's boot: Ginkgo's, for report.json, and
+// their summary, its specs named after the boot.
+func (r *run) add(plan contract.BootPlan, reports ...types.Report) {
+	r.reports = append(r.reports, reports...)
+	r.summaries = append(r.summaries, report.Summarize(plan.Name, reports))
 }

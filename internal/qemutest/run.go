@@ -147,8 +147,9 @@ type run struct {
 	selftests *selftestSetup
 	res       *results.Result
 	console   *results.Console // the run's console.log
-	reports   []types.Report
-	bootsUp   bool // a boot without a plan's parameters reached the suite
+	reports   []types.Report   // Ginkgo's, of every boot kept so far
+	summaries []report.Summary // theirs, boot by boot
+	bootsUp   bool             // a boot without a plan's parameters reached the suite
 
 	mu        sync.Mutex
 	noFeature string // why the default boot found no feature, if it did not
@@ -166,12 +167,12 @@ func (r *run) finish() (*results.Result, error) {
 	if err := results.WriteReports(res.Dir, r.reports); err != nil {
 		return res, failed("writing the reports", err)
 	}
-	res.Summary = report.Summarize(r.reports)
+	res.Summary = report.Join(r.summaries...)
 	if res.Required {
 		res.Summary.Require(contract.LabelStackmap, res.RequiredWhy)
 	}
 	if r.o.Tree != "" {
-		res.Decoder, res.DecoderNote = checkDecoder(r.o.Tree, filepath.Join(res.Dir, "boots", "default"), r.o.Progress)
+		res.Decoder, res.DecoderNote = checkDecoder(r.o.Tree, filepath.Join(res.Dir, "boots", contract.DefaultBoot), r.o.Progress)
 	}
 	if res.Summary.Kernel == "" {
 		// No guest reported (every boot died): the console still names it.

@@ -24,8 +24,8 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/initramfs"
-	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/initramfs/guest"
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/qemu"

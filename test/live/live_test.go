@@ -57,7 +57,7 @@ func TestLiveMode(t *testing.T) {
 		guard(t, tfs)
 		ktap, junitXML := filepath.Join(t.TempDir(), "ktap.txt"), filepath.Join(t.TempDir(), "junit.xml")
 		code, out, rep := run(t, suite, nil, "-smct.ktap="+ktap, "-smct.junit="+junitXML, "-smct.exit-codes=kselftest")
-		s := report.Summarize([]types.Report{rep})
+		s := report.Summarize(contract.DefaultBoot, []types.Report{rep})
 		if want := report.Kselftest(s.ExitCode(), s); code != want {
 			t.Errorf("exit %d, want kselftest's %d for %q\n%s", code, want, s.ClosingLine(), out)
 		}

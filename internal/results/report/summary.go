@@ -77,8 +77,9 @@ func Parse(data []byte) ([]types.Report, error) {
 	return reports, nil
 }
 
-// Summarize classifies every spec of the reports.
-func Summarize(reports []types.Report) Summary {
+// Summarize classifies every spec of the reports one boot made, named
+// after that boot.
+func Summarize(boot string, reports []types.Report) Summary {
 	s := Summary{Succeeded: true}
 	for _, r := range reports {
 		s.Succeeded = s.Succeeded && r.SuiteSucceeded
@@ -111,7 +112,6 @@ func Summarize(reports []types.Report) Summary {
 				}
 			}
 			reason := plainWords(sr.Failure.Message)
-			boot := contract.BootOf(sr.ContainerHierarchyTexts)
 			ids := contract.IDsOf(sr.Labels())
 			sp := Spec{
 				Name:          specName(boot, ids, sr.LeafNodeText),
@@ -132,6 +132,21 @@ func Summarize(reports []types.Report) Summary {
 				sp.Location = fmt.Sprintf("%s:%d", strings.TrimPrefix(loc.FileName, modulePath+"/"), loc.LineNumber)
 			}
 			s.Specs = append(s.Specs, sp)
+		}
+	}
+	return s
+}
+
+// Join is the summary of a run whose boots the summaries summarize, in
+// that order.
+func Join(summaries ...Summary) Summary {
+	s := Summary{Succeeded: true}
+	for _, o := range summaries {
+		s.Specs = append(s.Specs, o.Specs...)
+		s.SuiteProblems = append(s.SuiteProblems, o.SuiteProblems...)
+		s.Succeeded = s.Succeeded && o.Succeeded
+		if o.Kernel != "" {
+			s.Kernel = o.Kernel
 		}
 	}
 	return s

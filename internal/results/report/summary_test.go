@@ -3,6 +3,7 @@
 package report
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -45,7 +46,7 @@ func TestSummaryCountsAndExitCode(t *testing.T) {
 		{"nothing ran", nil, "0 passed, 0 failed, 0 skipped", 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := Summarize([]types.Report{{SpecReports: tc.specs}})
+			s := Summarize(contract.DefaultBoot, []types.Report{{SpecReports: tc.specs}})
 			if got := s.ClosingLine(); got != tc.closing {
 				t.Errorf("ClosingLine() = %q, want %q", got, tc.closing)
 			}
@@ -57,7 +58,7 @@ func TestSummaryCountsAndExitCode(t *testing.T) {
 }
 
 func TestSuiteProblemsAreKept(t *testing.T) {
-	s := Summarize([]types.Report{{SpecReports: types.SpecReports{
+	s := Summarize(contract.DefaultBoot, []types.Report{{SpecReports: types.SpecReports{
 		spec("BASE-ONOFF-01", types.SpecStatePassed, ""),
 		{LeafNodeType: types.NodeTypeCleanupAfterSuite, State: types.SpecStateFailed, Failure: types.Failure{Message: "tracefs settings differ"}},
 	}}})
@@ -67,7 +68,7 @@ func TestSuiteProblemsAreKept(t *testing.T) {
 }
 
 func TestCoverageTakesTheWorstClass(t *testing.T) {
-	s := Summarize([]types.Report{{SpecReports: types.SpecReports{
+	s := Summarize(contract.DefaultBoot, []types.Report{{SpecReports: types.SpecReports{
 		spec("SM-RESET-03", types.SpecStatePassed, ""),
 		spec("SM-RESET-03", types.SpecStateFailed, "accepted 00"),
 		spec("SM-NODE-01", types.SpecStatePassed, ""),
@@ -89,7 +90,7 @@ func TestDetailAndLocation(t *testing.T) {
 	unresolved := marked(contract.Unresolved, "SM-OPT-01", types.SpecStateFailed, "cannot write \"1\"")
 	unsupported := marked(contract.Unsupported, "SM-BIN-01", types.SpecStateSkipped, "no stack_map")
 	unsupported.Failure.Location = types.CodeLocation{FileName: "harness/suite.go", LineNumber: 9}
-	s := Summarize([]types.Report{{SpecReports: types.SpecReports{failed, unresolved, unsupported}}})
+	s := Summarize(contract.DefaultBoot, []types.Report{{SpecReports: types.SpecReports{failed, unresolved, unsupported}}})
 	for i, want := range []Spec{
 		{Message: "accepted: expected false to be true", Detail: "accepted\nExpected\n    false\nto be true", Location: "suites/stackmap/reset.go:42"},
 		{Message: `cannot write "1"`, Detail: `cannot write "1"`},
@@ -120,7 +121,7 @@ func TestHeadline(t *testing.T) {
 
 func TestNoGoPointersInReasons(t *testing.T) {
 	msg := "opening stack_map_bin\nExpected\n    <*fs.PathError | 0xc000123450>: open /sys/kernel/tracing/stack_map_bin: no such file"
-	s := Summarize([]types.Report{{SpecReports: types.SpecReports{spec("SM-BIN-02", types.SpecStateFailed, msg)}}})
+	s := Summarize(contract.DefaultBoot, []types.Report{{SpecReports: types.SpecReports{spec("SM-BIN-02", types.SpecStateFailed, msg)}}})
 	for _, text := range []string{s.Specs[0].Message, s.Specs[0].Detail} {
 		if strings.Contains(text, "0xc000123450") || !strings.Contains(text, "no such file") {
 			t.Errorf("reason %q: want the error without its Go address", text)
@@ -151,18 +152,35 @@ func TestFeatureAbsent(t *testing.T) {
 	absent := marked(contract.Unsupported, "SM-NODE-01", types.SpecStateSkipped, "kernel has no stackmap feature")
 	absent.ReportEntries = append(absent.ReportEntries, types.ReportEntry{Name: contract.FeatureEntry, Value: types.WrapEntryValue("kernel has no stackmap feature")})
 	profile := marked(contract.Unsupported, "SM-INIT-01", types.SpecStateSkipped, "SM-INIT-01 belongs to the v4 profile only")
-	s := Summarize([]types.Report{{SpecReports: types.SpecReports{absent, profile}}})
+	s := Summarize(contract.DefaultBoot, []types.Report{{SpecReports: types.SpecReports{absent, profile}}})
 	if s.Specs[0].FeatureAbsent == "" || s.Specs[1].FeatureAbsent != "" {
 		t.Fatalf("FeatureAbsent = %q, %q; want the reason, nothing", s.Specs[0].FeatureAbsent, s.Specs[1].FeatureAbsent)
 	}
 }
 
 func TestTimedOut(t *testing.T) {
-	s := Summarize([]types.Report{{SpecReports: types.SpecReports{
+	s := Summarize(contract.DefaultBoot, []types.Report{{SpecReports: types.SpecReports{
 		spec("SM-ROBUST-01", types.SpecStateTimedout, "A spec timeout occurred"),
 		spec("SM-OPT-01", types.SpecStatePanicked, "runtime error"),
 	}}})
 	if !s.Specs[0].TimedOut || s.Specs[0].Class != contract.Unresolved || s.Specs[1].TimedOut {
 		t.Errorf("TimedOut %v (%s), %v; want true (UNRESOLVED), false", s.Specs[0].TimedOut, s.Specs[0].Class, s.Specs[1].TimedOut)
+	}
+}
+
+// A run's summary is its boots' in plan order; one failed suite fails it.
+func TestJoinKeepsBootsInOrder(t *testing.T) {
+	def := Summarize(contract.DefaultBoot, []types.Report{{SuiteSucceeded: true, SpecReports: types.SpecReports{spec("SM-RESET-01", types.SpecStatePassed, "")}}})
+	bits := Summarize("bits-12", []types.Report{{SuiteSucceeded: false, SpecReports: types.SpecReports{spec("SM-BOOT-02", types.SpecStateFailed, "clamped to 11")}}})
+	s := Join(def, bits)
+	var names []string
+	for _, sp := range s.Specs {
+		names = append(names, sp.Name)
+	}
+	if fmt.Sprint(names) != "[default.SM-RESET-01 bits-12.SM-BOOT-02]" || s.Succeeded {
+		t.Errorf("Join = %v, succeeded %v; want the default boot's spec, then bits-12's, and not succeeded", names, s.Succeeded)
+	}
+	if !Join().Succeeded {
+		t.Error("a run of no boot failed")
 	}
 }
