@@ -32,7 +32,7 @@ type Fault struct {
 	Echoes []string
 }
 
-var defaultBoot = []string{"default"}
+var defaultBoot = []string{contract.DefaultBoot}
 
 // faults lists every fault switch; kernel/README.md describes them.
 var faults = []Fault{

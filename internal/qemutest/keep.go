@@ -42,13 +42,13 @@ func (r *run) makeBoot(ctx context.Context, plan contract.BootPlan, sideBySide b
 		m.br.Skipped = results.NoSpecSelected
 		return m
 	}
-	if why := r.absentFeature(); why != "" && plan.Name != "default" {
+	if why := r.absentFeature(); why != "" && !plan.IsDefault() {
 		// Booting again cannot find a feature the default boot did not.
 		m.absent = why
 		return m
 	}
 	var st *selftestSetup
-	if plan.Name == "default" {
+	if plan.IsDefault() {
 		st = r.selftests
 	}
 	rep := o.Progress
@@ -58,7 +58,7 @@ func (r *run) makeBoot(ctx context.Context, plan contract.BootPlan, sideBySide b
 	var boot *qemu.Result
 	m.reports, boot, m.err = r.bootOnce(ctx, plan, filter, st, rep)
 	m.br.Boot = boot
-	if plan.Name == "default" && m.err == nil {
+	if plan.IsDefault() && m.err == nil {
 		if why := featureAbsent(m.reports); why != "" {
 			r.mu.Lock()
 			r.noFeature = why

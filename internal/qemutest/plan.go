@@ -139,7 +139,7 @@ func repeatedParam(extra []string, plans []contract.BootPlan) error {
 // defaultPlan is the boot without parameters of its own.
 func defaultPlan() contract.BootPlan {
 	for _, p := range contract.Plans() {
-		if p.Name == "default" {
+		if p.IsDefault() {
 			return p
 		}
 	}
