@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"io"
 	"os"
 	"os/exec"
@@ -328,8 +329,7 @@ func firstLine(s string) string {
 	if s == "" {
 		return "(nothing on stderr)"
 	}
-	l, _, _ := strings.Cut(s, "\n")
-	return l
+	return textlines.First(s)
 }
 
 // Version is the first line of `qemu-system-* --version`.

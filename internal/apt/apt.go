@@ -8,6 +8,7 @@ package apt
 import (
 	"bytes"
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"io"
 	"os"
 	"os/exec"
@@ -118,10 +119,5 @@ func apt(name string, args ...string) ([]byte, error) {
 	return cmd.CombinedOutput()
 }
 
-func tail(out []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) > 5 {
-		lines = lines[len(lines)-5:]
-	}
-	return strings.Join(lines, "\n")
-}
+// tail is the end of a command's output, to quote in its error.
+func tail(out []byte) string { return textlines.Tail(string(out), 5) }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -120,7 +121,5 @@ func floorBoot(ctx context.Context, command []string, initrd string, timeout tim
 	return d, nil
 }
 
-func tail(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.Join(lines[max(0, len(lines)-10):], "\n")
-}
+// tail is the end of a floor boot's console, to quote in its error.
+func tail(s string) string { return textlines.Tail(s, 10) }

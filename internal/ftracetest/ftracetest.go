@@ -8,6 +8,7 @@ package ftracetest
 
 import (
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"regexp"
 	"strconv"
 	"strings"
@@ -74,7 +75,7 @@ func Parse(out, logs string, tests []string) ([]Case, error) {
 		cases = cases[:len(cases)-1]
 	}
 	if len(cases) != len(tests) {
-		return cases, fmt.Errorf("ftracetest gave %d verdicts for %d tests; its output ends:\n%s", len(cases), len(tests), tail(out, 10))
+		return cases, fmt.Errorf("ftracetest gave %d verdicts for %d tests; its output ends:\n%s", len(cases), len(tests), textlines.Tail(out, 10))
 	}
 	locs := logHeader.FindAllStringSubmatchIndex(logs, -1)
 	for i, loc := range locs {
@@ -114,17 +115,7 @@ func (c Case) Tail(n int) []string {
 			own = append(own, l)
 		}
 	}
-	return tail(strings.Join(own, "\n"), n)
-}
-
-func tail(s string, n int) []string {
-	var lines []string
-	for _, l := range strings.Split(s, "\n") {
-		if strings.TrimSpace(l) != "" {
-			lines = append(lines, strings.TrimRight(l, "\r "))
-		}
-	}
-	return lines[max(0, len(lines)-n):]
+	return textlines.Last(strings.Join(own, "\n"), n)
 }
 
 var (

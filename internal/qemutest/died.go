@@ -5,6 +5,7 @@ package qemutest
 import (
 	"context"
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"os"
 	"regexp"
 	"strings"
@@ -91,16 +92,15 @@ func oopsLines(console []byte, n int) []string {
 	return out
 }
 
-// lastLines returns the last n non-blank lines of text, trimmed.
-func lastLines(text []byte, n int) []string {
-	var out []string
-	for _, l := range strings.Split(string(text), "\n") {
-		if l = printkTime.ReplaceAllString(strings.TrimSpace(l), ""); l != "" {
-			out = append(out, l)
-		}
-	}
-	return out[max(0, len(out)-n):]
+// lastLines returns the last n non-blank lines of a console, each without
+// the spaces and printk timestamp before it.
+func lastLines(console []byte, n int) []string {
+	return textlines.Last(printkLineStart.ReplaceAllString(string(console), ""), n)
 }
+
+// printkLineStart is what comes before a kernel message's words on the
+// console: spaces, and the timestamp with one space after it.
+var printkLineStart = regexp.MustCompile(`(?m)^[ \t]*(\[\s*\d+\.\d+\] ?)?`)
 
 // linuxVersion is the kernel's banner line on the console.
 var linuxVersion = regexp.MustCompile(`Linux version (\S+) .*?(#\d+ .*)$`)

@@ -127,7 +127,7 @@ func (r *Result) Totals() (passed, failed, skipped int) {
 
 // DecoderTest names the test of the tree's own decoder, which reads the
 // export the default boot captured.
-const DecoderTest = "default.decoder"
+const DecoderTest = contract.DefaultBoot + ".decoder"
 
 // ClosingLine is the last line of the run.
 func (r *Result) ClosingLine() string { return report.Closing(r.Totals()) }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -377,7 +378,7 @@ func apply(src string, p Patch) error {
 	cmd := []string{"-c", "user.name=smct", "-c", "user.email=smct@localhost", "am", "--quiet", "--committer-date-is-author-date", f.Name()}
 	if _, err := gitOut(src, cmd...); err != nil {
 		gitOut(src, "am", "--abort")
-		return errors.New(report.FirstLine(err.Error()))
+		return errors.New(textlines.First(err.Error()))
 	}
 	return nil
 }

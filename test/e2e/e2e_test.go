@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"html"
 	"io"
 	"os"
@@ -169,13 +170,11 @@ func noVerdict(t *testing.T, r runOut, reason string) {
 	} {
 		b, err := os.ReadFile(filepath.Join(r.results, "latest", file))
 		b = []byte(html.UnescapeString(string(b))) // junit.xml's entities
-		if err != nil || !strings.Contains(string(b), want) || !strings.Contains(string(b), firstLine(reason)) || strings.Contains(string(b), "\x1b") {
+		if err != nil || !strings.Contains(string(b), want) || !strings.Contains(string(b), textlines.First(reason)) || strings.Contains(string(b), "\x1b") {
 			t.Errorf("latest/%s = %q, %v; want %q and the reason, without escapes", file, b, err, want)
 		}
 	}
 }
-
-func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
 
 // TestRequireFeature: a kernel without the feature fails a run that
 // requires it, and passes one that does not, saying which in each.

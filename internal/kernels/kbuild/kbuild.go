@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"io"
 	"os"
 	"os/exec"
@@ -415,7 +416,7 @@ func (e *BuildError) FirstError() string {
 			return strings.TrimSpace(l)
 		}
 	}
-	return lastLines(string(data), 1)
+	return textlines.Tail(string(data), 1)
 }
 
 func (b Builder) progressLine(s string) {
@@ -437,7 +438,7 @@ func run(dir string, env []string, args ...string) error {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir, cmd.Env = dir, env
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("%s: %v\n%s", strings.Join(args, " "), err, lastLines(string(out), 20))
+		return fmt.Errorf("%s: %v\n%s", strings.Join(args, " "), err, textlines.Tail(string(out), 20))
 	}
 	return nil
 }
@@ -461,15 +462,7 @@ func copyFile(src, dst string) error {
 
 func tailFile(path string, n int) string {
 	b, _ := os.ReadFile(path)
-	return lastLines(string(b), n)
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+	return textlines.Tail(string(b), n)
 }
 
 // withoutMake drops the variables an outer make passes down (make -s would

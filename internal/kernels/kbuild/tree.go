@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -230,7 +231,7 @@ func (b TreeBuilder) prepare(work, src string) (TreeSource, error) {
 	step = announce(b.Progress, "applying %d patches of %s (git am)", got.Patches, series)
 	if out, err := git(src, "-c", "user.name=smct", "-c", "user.email=smct@localhost", "am", "--quiet", mbox); err != nil {
 		git(src, "am", "--abort")
-		return got, fmt.Errorf("the series %s does not apply on %s (%s): git am: %v\n%s", series, e.Base, commit[:12], err, lastLines(out, 10))
+		return got, fmt.Errorf("the series %s does not apply on %s (%s): git am: %v\n%s", series, e.Base, commit[:12], err, textlines.Tail(out, 10))
 	}
 	step()
 	js, _ := json.Marshal(struct {
@@ -271,10 +272,10 @@ func fetchSeries(msgid string, version int, mbox string) error {
 		if unreachable(stderr.String()) {
 			return fmt.Errorf("cannot reach %s to fetch the %s: %s", host(stderr.String(), "lore.kernel.org"), what, reason(stderr.String()))
 		}
-		return fmt.Errorf("b4 am %s: %v\n%s", msgid, err, lastLines(stderr.String(), 10))
+		return fmt.Errorf("b4 am %s: %v\n%s", msgid, err, textlines.Tail(stderr.String(), 10))
 	}
 	if !bytes.Contains(stdout.Bytes(), []byte("\ndiff --git ")) {
-		return fmt.Errorf("b4 found no patches for the %s\n%s", what, lastLines(stderr.String(), 10))
+		return fmt.Errorf("b4 found no patches for the %s\n%s", what, textlines.Tail(stderr.String(), 10))
 	}
 	return os.WriteFile(mbox, stdout.Bytes(), 0o644)
 }
@@ -298,7 +299,7 @@ func fetchTree(src, tree, base string) (string, error) {
 		if unreachable(out) {
 			return "", fmt.Errorf("cannot reach %s to fetch %s: %s", tree, base, reason(out))
 		}
-		return "", fmt.Errorf("git fetch %s %s: %v\n%s", tree, ref, err, lastLines(out, 10))
+		return "", fmt.Errorf("git fetch %s %s: %v\n%s", tree, ref, err, textlines.Tail(out, 10))
 	}
 	out, err := git(src, "rev-parse", "FETCH_HEAD^{commit}")
 	if err != nil {
@@ -309,10 +310,10 @@ func fetchTree(src, tree, base string) (string, error) {
 		return "", fmt.Errorf("%s gave commit %s for %s", tree, commit, base)
 	}
 	if out, err := git(src, "checkout", "--quiet", "--force", "--detach", commit); err != nil {
-		return "", fmt.Errorf("git checkout %s: %v\n%s", commit, err, lastLines(out, 10))
+		return "", fmt.Errorf("git checkout %s: %v\n%s", commit, err, textlines.Tail(out, 10))
 	}
 	if out, err := git(src, "clean", "--quiet", "-fdx"); err != nil {
-		return "", fmt.Errorf("git clean: %v\n%s", err, lastLines(out, 10))
+		return "", fmt.Errorf("git clean: %v\n%s", err, textlines.Tail(out, 10))
 	}
 	return commit, nil
 }
@@ -361,5 +362,5 @@ func reason(out string) string {
 	if m := causeRe.FindString(out); m != "" {
 		return m
 	}
-	return lastLines(out, 1)
+	return textlines.Tail(out, 1)
 }

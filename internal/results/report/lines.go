@@ -44,13 +44,6 @@ func OneLine(verdict string) string {
 	}, ansiEscape.ReplaceAllString(first, ""))
 }
 
-// FirstLine is the first line of s, blank lines and spaces around it left
-// out.
-func FirstLine(s string) string {
-	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return l
-}
-
 // squeeze puts a failure message (Gomega's span several lines) on one line
 // short enough for a terminal or a mail.
 func squeeze(s string) string {

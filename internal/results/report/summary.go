@@ -10,6 +10,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"regexp"
 	"slices"
 	"strings"
@@ -91,7 +92,7 @@ func Summarize(boot string, reports []types.Report) Summary {
 			}
 			if sr.LeafNodeType != types.NodeTypeIt {
 				if sr.State.Is(types.SpecStateFailureStates) {
-					s.SuiteProblems = append(s.SuiteProblems, fmt.Sprintf("%s: %s", sr.LeafNodeType, FirstLine(sr.Failure.Message)))
+					s.SuiteProblems = append(s.SuiteProblems, fmt.Sprintf("%s: %s", sr.LeafNodeType, textlines.First(sr.Failure.Message)))
 				}
 				continue
 			}

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+// Package textlines cuts out the lines of a program's output that a
+// message quotes: its first line, or its last few.
+package textlines
+
+import "strings"
+
+// First is the first line of s, blank lines and spaces around it left out.
+func First(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(l)
+}
+
+// Last is the last n lines of s that are not blank, each without the
+// spaces and carriage return at its end.
+func Last(s string, n int) []string {
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimRight(l, " \t\r"); strings.TrimSpace(l) != "" {
+			lines = append(lines, l)
+		}
+	}
+	return lines[max(0, len(lines)-n):]
+}
+
+// Tail is Last as one text: the end of an output, to quote in an error.
+func Tail(s string, n int) string { return strings.Join(Last(s, n), "\n") }
