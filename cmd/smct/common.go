@@ -6,6 +6,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/kernels"
 	"io"
 	"os"
 	"os/signal"
@@ -114,16 +115,6 @@ func printNoVerdict(stdout io.Writer, reason string) {
 	fmt.Fprintf(stdout, "NO VERDICT: %s\n%s\n", reason, noneCounted)
 }
 
-func cacheDir() string {
-	if d := os.Getenv("SMCT_CACHE"); d != "" {
-		return d
-	}
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "stackmap-conformance")
-	}
-	return filepath.Join(os.TempDir(), "stackmap-conformance")
-}
-
 // interruptible is a context that SIGINT (Ctrl-C) and SIGTERM (timeout,
 // a cancelled CI job) cancel, naming the signal as the cause, so that a run
 // stopped from outside ends as interrupted and kills QEMU.
@@ -182,7 +173,7 @@ func workplace(o *qemutest.Options, stderr io.Writer) bool {
 		fmt.Fprintln(stderr, err)
 		return false
 	}
-	o.CacheDir = cacheDir()
+	o.CacheDir = kernels.CacheDir()
 	o.LockFile = inProject(o.ModuleDir, o.LockFile)
 	return true
 }

@@ -5,6 +5,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/kernels"
 	"io"
 	"path/filepath"
 	"time"
@@ -37,7 +38,7 @@ func kernelMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kernel: %v\n", err)
 		return exitNoVerdict
 	}
-	b := kbuild.Builder{Arch: a, KernelDir: filepath.Join(dir, "kernel"), CacheDir: cacheDir(), Progress: progress.New(stderr), Jobs: *jobs}
+	b := kbuild.Builder{Arch: a, KernelDir: filepath.Join(dir, "kernel"), CacheDir: kernels.CacheDir(), Progress: progress.New(stderr), Jobs: *jobs}
 	start := time.Now()
 	res, err := b.Build()
 	if err != nil {

@@ -253,3 +253,15 @@ func (r Request) checkConfig(k *Kernel) error {
 	}
 	return nil
 }
+
+// CacheDir is where fetched and built kernels, tree builds and the guest's
+// tools are kept between runs: SMCT_CACHE, else the user's cache.
+func CacheDir() string {
+	if d := os.Getenv("SMCT_CACHE"); d != "" {
+		return d
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "stackmap-conformance")
+	}
+	return filepath.Join(os.TempDir(), "stackmap-conformance")
+}

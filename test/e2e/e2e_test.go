@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/kernels"
 	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"html"
 	"io"
@@ -239,12 +240,7 @@ func fetch(t *testing.T, name string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache := os.Getenv("SMCT_CACHE")
-	if cache == "" {
-		d, _ := os.UserCacheDir()
-		cache = filepath.Join(d, "stackmap-conformance")
-	}
-	path, err := images.Fetch(e, arch.MustLookup(name), cache, os.Stderr)
+	path, err := images.Fetch(e, arch.MustLookup(name), kernels.CacheDir(), os.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}

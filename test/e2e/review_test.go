@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/kernels"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,18 +13,6 @@ import (
 	"testing"
 	"time"
 )
-
-// cacheDir is smct's cache, where the fixtures below are kept between runs.
-func cacheDir(t *testing.T) string {
-	if d := os.Getenv("SMCT_CACHE"); d != "" {
-		return d
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(d, "stackmap-conformance")
-}
 
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
@@ -41,7 +30,7 @@ func git(t *testing.T, dir string, args ...string) string {
 // It is only read: walks check out from its objects elsewhere.
 func linuxBase(t *testing.T) string {
 	t.Helper()
-	cache := cacheDir(t)
+	cache := kernels.CacheDir()
 	dir := filepath.Join(cache, "e2e", "linux-6.12")
 	if _, err := os.Stat(filepath.Join(dir, ".git", "smct-e2e-done")); err == nil {
 		return dir
@@ -149,7 +138,7 @@ func TestReviewWalksTheReferenceSeries(t *testing.T) {
 	}
 
 	// The last prefix's tree, as a TREE= run sees it: its kernel is cached.
-	src := filepath.Join(cacheDir(t), "review", "src")
+	src := filepath.Join(kernels.CacheDir(), "review", "src")
 	r := qemuTest(t, "-arch", "x86_64", "-tree", src, "-labels", "SM-NODE-01")
 	if r.code != 0 || !strings.Contains(r.stdout, "cached build") || !strings.Contains(r.stdout, "clean)") {
 		t.Fatalf("TREE= on the walked tree: exit %d, want 0 from a cached build of a clean tree", r.code)
