@@ -43,6 +43,7 @@ type Kernel struct {
 	Reference bool              // the reference kernel built from kernel/ (it has the profile switch)
 	Tree      *kbuild.TreeState // the source tree it was built from, for TREE=
 	Cached    bool              // built here before: found in the cache
+	Origin    kbuild.Origin     // what it was made from, as far as known
 }
 
 // Resolve finds, fetches or builds the kernel, and checks it can boot.
@@ -70,11 +71,7 @@ func (r Request) find() (*Kernel, error) {
 	if r.Tree != "" {
 		return r.buildTree()
 	}
-	path, source, entry, built, err := r.kernel()
-	if err != nil {
-		return nil, err
-	}
-	return &Kernel{Path: path, Source: source, Entry: entry, Reference: built}, nil
+	return r.kernel()
 }
 
 // step shows a step while it runs (on a terminal only); the returned func
@@ -83,18 +80,18 @@ func step(r *progress.Reporter, format string, args ...any) func(error) {
 	return r.Step(format, args...)
 }
 
-// kernel resolves KERNEL= or IMAGE= (or the lock's default) to a file, says
-// where it came from, and whether it is the reference kernel built here.
-func (r Request) kernel() (path, source, entry string, built bool, err error) {
+// kernel resolves KERNEL= or IMAGE= (or the lock's default) to a file, and
+// says where it came from and whether it is the reference kernel built here.
+func (r Request) kernel() (*Kernel, error) {
 	if r.Kernel != "" {
 		if _, err := os.Stat(r.Kernel); err != nil {
-			return "", "", "", false, fmt.Errorf("KERNEL=%s: %v", r.Kernel, errors.Unwrap(err))
+			return nil, fmt.Errorf("KERNEL=%s: %v", r.Kernel, errors.Unwrap(err))
 		}
-		return r.Kernel, "KERNEL=" + r.Kernel, "", false, nil
+		return &Kernel{Path: r.Kernel, Source: "KERNEL=" + r.Kernel}, nil
 	}
 	lock, err := images.Read(r.LockFile)
 	if err != nil {
-		return "", "", "", false, fmt.Errorf("reading images.lock: %w", err)
+		return nil, fmt.Errorf("reading images.lock: %w", err)
 	}
 	name := r.Image
 	if name == "" {
@@ -102,34 +99,35 @@ func (r Request) kernel() (path, source, entry string, built bool, err error) {
 	}
 	e, err := lock.Entry(name)
 	if err != nil {
-		return "", "", "", false, fmt.Errorf("IMAGE=%s: %w", name, err)
+		return nil, fmt.Errorf("IMAGE=%s: %w", name, err)
 	}
-	if e.Kind == images.KindBuild {
-		path, source, err := r.buildKernel(e)
-		return path, source, e.Name, true, err
-	}
-	if e.Kind == images.KindB4 {
-		// Built here too, but from a posted series: no profile switch.
-		path, source, err := r.buildKernel(e)
-		return path, source, e.Name, false, err
+	if e.Kind == images.KindBuild || e.Kind == images.KindB4 {
+		// A b4 entry is built here too, but from a posted series: no
+		// profile switch.
+		k, err := r.buildKernel(e)
+		if k != nil {
+			k.Entry, k.Reference = e.Name, e.Kind == images.KindBuild
+		}
+		return k, err
 	}
 	step := step(r.Progress, "kernel %s (%s)", e.Name, r.Arch.Name)
-	path, err = images.Fetch(e, r.Arch, r.CacheDir, r.Progress)
+	path, err := images.Fetch(e, r.Arch, r.CacheDir, r.Progress)
 	step(err)
 	if err != nil {
-		return "", "", "", false, fmt.Errorf("fetching the kernel: %w", err)
+		return nil, fmt.Errorf("fetching the kernel: %w", err)
 	}
 	a := e.Arches[r.Arch.Name]
-	return path, fmt.Sprintf("IMAGE=%s (%s %s)", e.Name, a.Package, a.Version), e.Name, false, nil
+	return &Kernel{Path: path, Source: fmt.Sprintf("IMAGE=%s (%s %s)", e.Name, a.Package, a.Version), Entry: e.Name,
+		Origin: kbuild.Origin{Package: a.Package + " " + a.Version}}, nil
 }
 
 // buildKernel builds (or finds in the cache) a build or b4 entry's kernel,
 // says where it differs from what the lock pinned, and where it came from.
 // A b4 entry needs the network until its kernel is cached.
-func (r Request) buildKernel(e *images.Entry) (string, string, error) {
+func (r Request) buildKernel(e *images.Entry) (*Kernel, error) {
 	pin, ok := e.Arches[r.Arch.Name]
 	if !ok {
-		return "", "", fmt.Errorf("images.lock entry %s has no %s kernel", e.Name, r.Arch.Name)
+		return nil, fmt.Errorf("images.lock entry %s has no %s kernel", e.Name, r.Arch.Name)
 	}
 	b := kbuild.Builder{Arch: r.Arch, KernelDir: r.KernelDir, CacheDir: r.CacheDir,
 		Progress: r.Progress, Jobs: r.Jobs}
@@ -145,7 +143,7 @@ func (r Request) buildKernel(e *images.Entry) (string, string, error) {
 	}
 	res, err := build()
 	if err != nil {
-		return "", "", fmt.Errorf("building the %s kernel: %w", e.Name, err)
+		return nil, fmt.Errorf("building the %s kernel: %w", e.Name, err)
 	}
 	switch {
 	case pin.InputsSHA256 == "":
@@ -155,7 +153,7 @@ func (r Request) buildKernel(e *images.Entry) (string, string, error) {
 	case res.ImageSHA256 != pin.ImageSHA256:
 		r.Progress.Notef("note: the %s kernel built from the pinned inputs has sha256 %s, images.lock pins %s (another toolchain, or for b4 a moved tag or thread?)\n", e.Name, res.ImageSHA256, pin.ImageSHA256)
 	}
-	return res.Image, fmt.Sprintf("IMAGE=%s (%s, inputs %s)", e.Name, from, res.Key[:16]), nil
+	return &Kernel{Path: res.Image, Source: fmt.Sprintf("IMAGE=%s (%s, inputs %s)", e.Name, from, res.Key[:16]), Origin: res.Origin}, nil
 }
 
 // buildTree builds (or finds in the cache) the kernel of a source tree.
@@ -169,7 +167,7 @@ func (r Request) buildTree() (*Kernel, error) {
 	if res.Cached {
 		how = "cached build"
 	}
-	return &Kernel{Path: res.Image, Source: fmt.Sprintf("TREE=%s (%s, inputs %s)", state, how, res.Key[:16]), Tree: &state, Cached: res.Cached}, nil
+	return &Kernel{Path: res.Image, Source: fmt.Sprintf("TREE=%s (%s, inputs %s)", state, how, res.Key[:16]), Tree: &state, Cached: res.Cached, Origin: res.Origin}, nil
 }
 
 // bootable checks the kernel's arch before booting and, for an x86 bzImage,

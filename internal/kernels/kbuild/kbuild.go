@@ -64,6 +64,7 @@ type Result struct {
 	ImageSHA256 string
 	Key         string // the hash of its inputs, its cache key
 	Cached      bool
+	Origin      Origin // what it was made from
 }
 
 // Builder builds for one arch.
@@ -116,15 +117,20 @@ func (b Builder) Build() (*Result, error) {
 		return nil, err
 	}
 	key := in.Key()
+	origin := in.origin(b.fragments())
 	if image, sum, ok := b.Cached(key); ok {
-		return &Result{Image: image, ImageSHA256: sum, Key: key, Cached: true}, nil
+		return &Result{Image: image, ImageSHA256: sum, Key: key, Cached: true, Origin: origin}, nil
 	}
 	start := time.Now()
 	out, err := b.compile(a, key)
 	if err != nil {
 		return nil, err
 	}
-	return b.keep(key, out, start, in)
+	res, err := b.keep(key, out, start, in)
+	if res != nil {
+		res.Origin = origin
+	}
+	return res, err
 }
 
 // Cached returns the cached image of the build keyed key, and its hash,
@@ -281,8 +287,13 @@ func (b Builder) compile(a arch.Arch, key string) (string, error) {
 		os.WriteFile(filepath.Join(src, ".patched"), []byte(key), 0o644)
 		step()
 	}
-	fragments := []string{filepath.Join(b.KernelDir, "config", "common.config"), filepath.Join(b.KernelDir, "config", b.Arch.Name+".config")}
-	return out, b.Make(work, src, out, log, fragments)
+	return out, b.Make(work, src, out, log, b.fragments())
+}
+
+// fragments are the config fragments of the reference kernel and of a
+// local tree: the common one, then the arch's.
+func (b Builder) fragments() []string {
+	return []string{filepath.Join(b.KernelDir, "config", "common.config"), filepath.Join(b.KernelDir, "config", b.Arch.Name+".config")}
 }
 
 // Make configures the source tree src (tinyconfig plus the fragments, each

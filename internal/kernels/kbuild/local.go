@@ -110,7 +110,8 @@ func (t LocalTree) Build() (*Result, TreeState, error) {
 		return nil, state, err
 	}
 	defer release()
-	fragments := []string{filepath.Join(t.KernelDir, "config", "common.config"), filepath.Join(t.KernelDir, "config", a.Name+".config")}
+	kb := Builder{Arch: t.Arch, KernelDir: t.KernelDir, CacheDir: t.CacheDir, Progress: t.Progress, Jobs: t.Jobs}
+	fragments := kb.fragments()
 	in := LocalInputs{Arch: a.Name, Commit: state.Commit, Changes: state.Changes, Files: map[string]string{}}
 	for _, f := range fragments {
 		sum, err := images.FileSHA256(f)
@@ -120,7 +121,6 @@ func (t LocalTree) Build() (*Result, TreeState, error) {
 		rel, _ := filepath.Rel(t.KernelDir, f)
 		in.Files[rel] = sum
 	}
-	kb := Builder{Arch: t.Arch, KernelDir: t.KernelDir, CacheDir: t.CacheDir, Progress: t.Progress, Jobs: t.Jobs}
 	if err := apt.Ensure(t.Progress, append(Tools, compiler(a), apt.Need{Program: "gcc", Package: "build-essential"})...); err != nil {
 		return nil, state, err
 	}
@@ -128,8 +128,9 @@ func (t LocalTree) Build() (*Result, TreeState, error) {
 		return nil, state, err
 	}
 	key := inputsKey(in)
+	origin := in.origin(state, fragments)
 	if image, sum, ok := kb.Cached(key); ok {
-		return &Result{Image: image, ImageSHA256: sum, Key: key, Cached: true}, state, nil
+		return &Result{Image: image, ImageSHA256: sum, Key: key, Cached: true, Origin: origin}, state, nil
 	}
 	var absent []string
 	if !state.HasFeature {
@@ -145,6 +146,9 @@ func (t LocalTree) Build() (*Result, TreeState, error) {
 		LocalInputs
 		Tree TreeState `json:"tree"`
 	}{in, state})
+	if res != nil {
+		res.Origin = origin
+	}
 	return res, state, err
 }
 

@@ -117,7 +117,7 @@ func (b TreeBuilder) Build() (*Result, error) {
 	kb := Builder{Arch: b.Arch, KernelDir: b.KernelDir, CacheDir: b.CacheDir, Progress: b.Progress, Jobs: b.Jobs}
 	key := inputsKey(in)
 	if image, sum, ok := kb.Cached(key); ok {
-		return &Result{Image: image, ImageSHA256: sum, Key: key, Cached: true}, nil
+		return &Result{Image: image, ImageSHA256: sum, Key: key, Cached: true, Origin: b.origin(in, cachedSource(image))}, nil
 	}
 	// One tree and build directory per entry and arch, at fixed paths, so
 	// ccache hits across changes of base or series (as in kbuild).
@@ -131,10 +131,14 @@ func (b TreeBuilder) Build() (*Result, error) {
 	if err := kb.Make(work, src, out, filepath.Join(work, "build.log"), Fragments(b.Entry, b.Arch.Name, b.KernelDir)); err != nil {
 		return nil, err
 	}
-	return kb.keep(key, out, start, struct {
+	res, err := kb.keep(key, out, start, struct {
 		TreeInputs
 		TreeSource
 	}{in, got})
+	if res != nil {
+		res.Origin = b.origin(in, got)
+	}
+	return res, err
 }
 
 func (b TreeBuilder) inputs(a arch.Arch) (TreeInputs, error) {
@@ -172,6 +176,9 @@ type TreeSource struct {
 	Commit       string `json:"commit"`        // the base's commit
 	SeriesSHA256 string `json:"series_sha256"` // the mbox b4 produced
 	Patches      int    `json:"patches"`
+	// PatchSHA256 hashes each message of the mbox: the patchset's hash
+	// (KCIDB's) is made of them.
+	PatchSHA256 []string `json:"patch_sha256,omitempty"`
 }
 
 // prepare makes src the tree at base with the series applied, unless it
@@ -213,6 +220,7 @@ func (b TreeBuilder) prepare(work, src string) (TreeSource, error) {
 	}
 	data, _ := os.ReadFile(mbox)
 	got.Patches = bytes.Count(data, []byte("\nFrom ")) + 1
+	got.PatchSHA256 = seriesPatches(data)
 	sum := sha256.Sum256(data)
 	got.SeriesSHA256 = hex.EncodeToString(sum[:])
 

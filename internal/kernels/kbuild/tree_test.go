@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -114,14 +115,14 @@ cat `+mbox)
 		if err != nil {
 			t.Fatalf("base %s: %v", b, err)
 		}
-		if got.Commit != base || got.Patches != 1 || len(got.SeriesSHA256) != 64 {
+		if got.Commit != base || got.Patches != 1 || len(got.SeriesSHA256) != 64 || len(got.PatchSHA256) != 1 {
 			t.Errorf("base %s: %+v", b, got)
 		}
 		if _, err := os.Stat(filepath.Join(src, "feature.c")); err != nil {
 			t.Errorf("base %s: the series was not applied: %v", b, err)
 		}
 		// Prepared once, the same recipe needs no network again; another does.
-		if again, err := (TreeBuilder{Entry: e, Progress: progress.Discard()}).prepare(work, src); err != nil || again != got {
+		if again, err := (TreeBuilder{Entry: e, Progress: progress.Discard()}).prepare(work, src); err != nil || !reflect.DeepEqual(again, got) {
 			t.Errorf("base %s: second prepare: %+v, %v", b, again, err)
 		}
 		e.Tree = "https://git.invalid/linux.git"
