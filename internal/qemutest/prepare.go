@@ -127,6 +127,7 @@ func (r *run) getKernel() error {
 	}
 	r.kernel = k.Bootable
 	res.Kernel, res.Entry, res.Source, res.KernelSHA, res.KernelCached, res.Machine = k.Path, k.Entry, k.Source, k.SHA256, k.Cached, r.m.Describe()
+	res.Origin = k.Origin
 	return nil
 }
 

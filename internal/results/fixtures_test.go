@@ -3,14 +3,25 @@
 package results
 
 import (
+	"strings"
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
 
 const sha = "391d229a7c641821b7414d001c090043d977e11daf865362d36ea832ccf0dd69"
+
+// reference is where the reference kernel comes from: Debian's source
+// and the project's patches.
+var reference = kbuild.Origin{Package: "linux-source-6.12 6.12.117-1~deb12u1", Config: "tinyconfig+common+x86_64",
+	Compiler: "x86_64-linux-gnu-gcc (Debian 12.2.0-14+deb12u1) 12.2.0",
+	Patches: []kbuild.Patch{
+		{Name: "0001-trace-add-the-TRACE_STACK_ID-ring-buffer-entry.patch", SHA256: strings.Repeat("1", 64)},
+		{Name: "0002-trace-add-the-stackmap-a-table-of-kernel-stacks-refe.patch", SHA256: strings.Repeat("2", 64)},
+	}}
 
 var opts = Request{Arch: "x86_64", Profile: "v4", Timeout: 5 * time.Minute, Seed: 4242}
 
@@ -22,6 +33,7 @@ func result(specs ...report.Spec) *Result {
 		Source:    "IMAGE=reference (built from kernel/, inputs 0123456789abcdef)",
 		Entry:     "reference",
 		KernelSHA: sha,
+		Origin:    reference,
 		Machine:   "QEMU emulator version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3) -M q35 -cpu qemu64",
 		Summary:   report.Summary{Specs: specs, Succeeded: true, Kernel: "6.12.117-stackmap #1 SMP PREEMPT_DYNAMIC x86_64"},
 		Boots: []BootResult{

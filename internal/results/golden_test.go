@@ -12,14 +12,17 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/dumpcheck"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/results/golden"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
 
 // TestGolden writes the reports of a passing, a failing and a no-verdict
-// run into their run directory, and holds each file to testdata/<run>/.
+// run into their run directory, and holds each file to testdata/<run>/
+// (kcidb_test.go holds their kcidb.json to KCIDB's schema too).
 func TestGolden(t *testing.T) {
+	t.Setenv(KCIDBOriginEnv, "") // the default origin, whatever the caller's
 	for name, res := range map[string]*Result{"pass": passingRun(), "fail": failingRun(), "noverdict": noVerdictRun()} {
 		t.Run(name, func(t *testing.T) {
 			t.Chdir(t.TempDir()) // res.Dir is relative, as qemu-test's is
@@ -31,7 +34,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden.Check(t, name+"/"+SummaryFile, report.Plain(summary)) // as qemu-test prints it
-			for _, f := range []string{SummaryFile, KTAPFile, JUnitFile, EvidenceFile, VerdictFile} {
+			for _, f := range []string{SummaryFile, KTAPFile, JUnitFile, EvidenceFile, VerdictFile, KCIDBFile} {
 				b, err := os.ReadFile(filepath.Join(res.Dir, f))
 				if err != nil {
 					t.Fatal(err)
@@ -63,6 +66,8 @@ func passingRun() *Result {
 		FtraceDir: "/src/linux/tools/testing/selftests/ftrace", FtraceMatch: "stackmap/basic"}
 	res.Dir = "results/20261122-164552-arm64"
 	res.Entry, res.Source = "", "TREE=/src/linux (v6.19-rc2-12-g0123456789ab)"
+	res.Origin = kbuild.Origin{Tree: "/src/linux", Commit: "0123456789ab" + strings.Repeat("c", 28), Describe: "v6.19-rc2-12-g0123456789ab",
+		Config: "tinyconfig+common+arm64", Compiler: "aarch64-linux-gnu-gcc (Debian 12.2.0-14+deb12u1) 12.2.0"}
 	res.Machine = "QEMU emulator version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3) -M virt -cpu max"
 	res.Summary.Kernel = "6.19.0-rc2-00012-g0123456789ab #3 SMP PREEMPT aarch64"
 	res.Suite = "github.com/ftrace-stackmap/conformance v1.2-3-g0123456789ab"

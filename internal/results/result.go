@@ -13,6 +13,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/dumpcheck"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
@@ -58,6 +59,9 @@ type Result struct {
 	Entry     string  // the images.lock entry it came from, "" for KERNEL=
 	Source    string  // where it came from: the lock entry and package, or KERNEL=
 	KernelSHA string
+	// Origin is what the kernel was made from, as far as the run learnt
+	// it: the source and build that kcidb.json describes.
+	Origin kbuild.Origin
 	// KernelCached says a kernel built here came from the cache.
 	KernelCached bool
 	KernelTime   time.Duration // finding, fetching or building the kernel

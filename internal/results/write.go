@@ -19,10 +19,10 @@ const (
 	VerdictFile = "verdict.txt"
 )
 
-// Write puts the summary, the KTAP, the JUnit, the evidence and the
-// verdict into the run's directory, and returns the summary: what
-// qemu-test prints. A run without a verdict (Result.NoVerdict) gets them
-// too, saying why.
+// Write puts the summary, the KTAP, the JUnit, the evidence, the verdict
+// and the KCIDB data (for KCIDB_ORIGIN=) into the run's directory, and
+// returns the summary: what qemu-test prints. A run without a verdict
+// (Result.NoVerdict) gets them too, saying why.
 func Write(res *Result) (string, error) {
 	summary := Text(res)
 	junit, err := JUnit(res)
@@ -37,5 +37,9 @@ func Write(res *Result) (string, error) {
 			return summary, err
 		}
 	}
-	return summary, nil
+	origin, err := KCIDBOrigin()
+	if err != nil {
+		return summary, err
+	}
+	return summary, WriteKCIDB(res.Dir, origin, res)
 }

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package results
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
+)
+
+// kcidbRoot is the first part of every test's path: the suite's tests are
+// one subtree among a build's.
+const kcidbRoot = "stackmap"
+
+// pathWord is what a part of a test's path may not hold (the schema's
+// path takes [a-zA-Z0-9_-] between its dots).
+var pathWord = regexp.MustCompile(`[^a-zA-Z0-9_-]+`)
+
+// maxExcerpt is the schema's limit on a log excerpt, in characters.
+const maxExcerpt = 16384
+
+// kcidbTests are the run's tests: one per spec, after a missing test per
+// boot that a run without a verdict was to make, or that was not made and
+// judged no spec; then, as the KTAP has them, each boot whose kernel
+// logged problems, the tree's decoder, its ftracetest, and the suite's own
+// problems.
+func kcidbTests(origin, buildID string, res *Result) []kcidbTest {
+	w := testWriter{res: res, origin: origin, buildID: buildID, run: runName(res) + "-" + runKey(res)[:12], seen: map[string]int{}}
+	if res.NoVerdict != "" {
+		for _, boot := range plannedBoots(res) {
+			w.add(boot, "MISS", "boot "+boot, res.NoVerdict, 0, nil)
+		}
+	}
+	for _, br := range res.Boots {
+		if res.NoVerdict == "" && br.Boot == nil && br.Skipped != "" && br.Skipped != NoSpecSelected && !br.Control && !judged(res, br.Plan.Name) {
+			w.add(br.Plan.Name, "MISS", "boot "+br.Plan.Name, "boot "+br.Plan.Name+" not made: "+br.Skipped, 0, nil)
+		}
+	}
+	for _, sp := range res.Summary.Specs {
+		m := misc{}
+		m.set("class", string(sp.Class))
+		m.set("requirements", sp.IDs)
+		m.set("location", sp.Location)
+		m.set("warnings", sp.Warnings)
+		m.set("notes", sp.Notes)
+		if sp.TimedOut {
+			m["timed_out"] = true
+		}
+		excerpt := ""
+		if sp.Class != contract.Pass {
+			excerpt = sp.Detail
+		}
+		w.add(sp.Name, specStatus(sp.Class), sp.Text, excerpt, sp.Duration, m)
+	}
+	for _, l := range res.KernelLogs {
+		w.add(KernelLogTest(l.Boot), "FAIL", "the kernel's log of boot "+l.Boot+" shows no warning, oops or lockup", strings.Join(l.Lines, "\n"), 0, nil)
+	}
+	if d := res.Decoder; d != nil {
+		status := "PASS"
+		if !d.Agrees() {
+			status = "FAIL"
+		}
+		w.add(DecoderTest, status, "the tree's "+d.Tool+" reads the stack_map_bin the kernel wrote as the suite does", strings.Join(d.Problems, "\n"), 0, nil)
+	}
+	if res.Request.FtraceDir != "" {
+		for _, c := range res.Selftests {
+			excerpt := ""
+			if !c.Passed() {
+				excerpt = strings.Join(append(c.Tail(maxTail), c.Hint), "\n")
+			}
+			w.addPath(selftestPath(c.File), selftestStatus(c.Result), c.Name, excerpt, 0, misc{"result": c.Result})
+		}
+		if len(res.Selftests) == 0 && res.SelftestsNote != "" {
+			w.addPath(kcidbRoot+".ftracetest", "MISS", "the tree's ftracetest", res.SelftestsNote, 0, nil)
+		}
+	}
+	if p := res.Summary.SuiteProblems; len(p) > 0 {
+		w.addPath(kcidbRoot+".suite", "ERROR", "the suite's setup and its final restore of tracefs", strings.Join(p, "\n"), 0, nil)
+	}
+	return w.tests
+}
+
+// testWriter makes a run's tests: their ids, and what they all say of the
+// run.
+type testWriter struct {
+	res     *Result
+	origin  string
+	buildID string
+	run     string // the run's part of every id
+	seen    map[string]int
+	tests   []kcidbTest
+}
+
+// add is a test named as the KTAP names it: "<boot>.<ID>".
+func (w *testWriter) add(name, status, comment, excerpt string, d time.Duration, m misc) {
+	w.addPath(TestPath(name), status, comment, excerpt, d, m)
+}
+
+func (w *testWriter) addPath(path, status, comment, excerpt string, d time.Duration, m misc) {
+	res := w.res
+	id := w.origin + ":" + w.run + ":" + path
+	// A name may repeat in a run; its id may not.
+	if w.seen[path]++; w.seen[path] > 1 {
+		id += fmt.Sprintf("#%d", w.seen[path])
+	}
+	if m == nil {
+		m = misc{}
+	}
+	m.set("seed", res.Request.Seed)
+	m.set("profile", res.Request.Profile.String())
+	m.set("suite", res.Suite)
+	m.set("run", runName(res))
+	t := kcidbTest{BuildID: w.buildID, ID: id, Origin: w.origin, Path: path, Comment: report.Plain(comment), Status: status,
+		Duration: math.Round(d.Seconds()*1000) / 1000, LogExcerpt: excerptOf(excerpt), Misc: m}
+	// The host's clock: the guest's may read 1970, and a spec's own start
+	// is the guest's.
+	if !res.Started.IsZero() {
+		t.StartTime = res.Started.UTC().Format(time.RFC3339Nano)
+	}
+	if res.Machine != "" {
+		t.Environment = &kcidbEnvironment{Comment: res.Machine}
+	}
+	w.tests = append(w.tests, t)
+}
+
+// TestPath is a test's KCIDB path: "stackmap.<boot>.<rest>", each part
+// with what a path may not hold ("+" between IDs, say) made "_".
+func TestPath(name string) string {
+	parts := []string{kcidbRoot}
+	for _, p := range strings.SplitN(name, ".", 2) {
+		parts = append(parts, pathPart(p))
+	}
+	return strings.Join(parts, ".")
+}
+
+func pathPart(s string) string {
+	if s = pathWord.ReplaceAllString(s, "_"); s == "" {
+		return "_"
+	}
+	return s
+}
+
+// selftestPath is an ftracetest case's path, by its file under test.d:
+// test.d/stackmap/basic.tc is stackmap.ftracetest.stackmap.basic.
+func selftestPath(file string) string {
+	parts := []string{kcidbRoot, "ftracetest"}
+	for _, p := range strings.Split(strings.TrimSuffix(strings.TrimPrefix(file, "test.d/"), ".tc"), "/") {
+		parts = append(parts, pathPart(p))
+	}
+	return strings.Join(parts, ".")
+}
+
+// specStatus is a verdict in KCIDB's words: UNRESOLVED is an ERROR (the
+// test could not decide), UNSUPPORTED a SKIP (not applicable).
+func specStatus(c contract.Class) string {
+	switch c {
+	case contract.Pass:
+		return "PASS"
+	case contract.Unsupported:
+		return "SKIP"
+	case contract.Unresolved:
+		return "ERROR"
+	}
+	return "FAIL"
+}
+
+// selftestStatus is an ftracetest result in KCIDB's words; an expected
+// failure passes, as in the KTAP.
+func selftestStatus(result string) string {
+	switch result {
+	case "PASS", "XFAIL":
+		return "PASS"
+	case "FAIL":
+		return "FAIL"
+	case "UNSUPPORTED", "UNTESTED":
+		return "SKIP"
+	}
+	return "ERROR"
+}
+
+// judged says whether the run gave a verdict on a spec of the boot.
+func judged(res *Result, boot string) bool {
+	for _, sp := range res.Summary.Specs {
+		if sp.Boot == boot {
+			return true
+		}
+	}
+	return false
+}
+
+// plannedBoots are the boots the run was to make: the default boot when
+// it stopped before planning.
+func plannedBoots(res *Result) []string {
+	if len(res.Plans) == 0 {
+		return []string{contract.DefaultBoot}
+	}
+	return res.Plans
+}
+
+// runName names the run by its directory.
+func runName(res *Result) string {
+	if res.Dir == "" {
+		return "run"
+	}
+	return filepath.Base(res.Dir)
+}
+
+// excerptOf is text as a log excerpt: plain, and within the schema's
+// limit, its start kept (the reason comes first).
+func excerptOf(text string) string {
+	text = strings.TrimSpace(report.Plain(text))
+	if r := []rune(text); len(r) > maxExcerpt {
+		const cut = "\n[cut: the run directory has it whole]"
+		text = string(r[:maxExcerpt-len(cut)]) + cut
+	}
+	return text
+}
