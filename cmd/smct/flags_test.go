@@ -33,3 +33,18 @@ func TestBadFlagValuesAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// An origin KCIDB would refuse stops any command before it makes a run
+// directory, builds or boots, naming KCIDB_ORIGIN=.
+func TestBadKCIDBOriginIsRefused(t *testing.T) {
+	t.Setenv("KCIDB_ORIGIN", "My-Lab")
+	dir := t.TempDir()
+	var stdout, stderr strings.Builder
+	code := realMain([]string{"qemu-test", "-results", dir, "-arch", "x86_64"}, &stdout, &stderr)
+	if code != exitNoVerdict || !strings.Contains(stderr.String(), `KCIDB_ORIGIN="My-Lab"`) || !strings.HasPrefix(stdout.String(), "NO VERDICT: ") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want %d and KCIDB_ORIGIN named", code, stdout.String(), stderr.String(), exitNoVerdict)
+	}
+	if made, _ := os.ReadDir(dir); len(made) > 0 {
+		t.Errorf("a refused origin made %v", made)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/ftrace-stackmap/conformance/internal/results"
 )
 
 const (
@@ -53,6 +55,13 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	cmd, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "smct: unknown command %q\n%s\n", args[0], usage)
+		return exitNoVerdict
+	}
+	// Every run directory gets kcidb.json: an origin KCIDB would refuse
+	// stops the command before it builds or boots anything.
+	if _, err := results.KCIDBOrigin(); err != nil {
+		fmt.Fprintf(stderr, "smct: %v\n", err)
+		printNoVerdict(stdout, err.Error())
 		return exitNoVerdict
 	}
 	return cmd(args[1:], stdout, stderr)
