@@ -14,6 +14,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/matrix"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
+	"github.com/ftrace-stackmap/conformance/internal/results"
 )
 
 // matrixMain runs qemu-test for every images.lock entry (or -images) on
@@ -31,7 +32,7 @@ func matrixMain(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.Parallel, "parallel", 2, "boots at a time")
 	entries := fs.String("images", "", "comma-separated images.lock entries (default: all)")
 	arches := fs.String("arches", "arm64,x86_64", "comma-separated arches")
-	results := fs.String("results", "", "where the matrix directory goes (default: the project's results/)")
+	resultsDir := fs.String("results", "", "where the matrix directory goes (default: the project's results/)")
 	if err := fs.Parse(args); err != nil {
 		return exitNoVerdict
 	}
@@ -47,7 +48,7 @@ func matrixMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%v\n", err)
 		return exitNoVerdict
 	}
-	if o.Dir, err = newRunDir(*results, o.Base.ModuleDir, "matrix", ""); err != nil {
+	if o.Dir, err = newRunDir(*resultsDir, o.Base.ModuleDir, "matrix", ""); err != nil {
 		fmt.Fprintf(stderr, "matrix: %v\n", err)
 		return exitNoVerdict
 	}
@@ -65,6 +66,9 @@ func matrixMain(args []string, stdout, stderr io.Writer) int {
 	worst := matrix.WriteTable(&b, cells)
 	fmt.Fprintf(&b, "\nresults: %s\n%s\n", o.Dir, matrix.Totals(cells))
 	os.WriteFile(filepath.Join(o.Dir, "matrix.txt"), []byte(b.String()), 0o644)
+	if err := matrix.WriteKCIDB(o.Dir, cells); err != nil {
+		fmt.Fprintf(stderr, "matrix: writing %s: %v\n", results.KCIDBFile, err)
+	}
 	io.WriteString(stdout, b.String())
 	return worst
 }

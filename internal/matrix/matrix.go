@@ -141,6 +141,23 @@ func runCell(ctx context.Context, o Options, c *Cell) {
 	}
 }
 
+// WriteKCIDB writes the matrix's kcidb.json into dir: the runs of all its
+// cells as one document, a checkout or build that cells share (one source
+// on two arches) once. A cell that never made a run has nothing to say.
+func WriteKCIDB(dir string, cells []Cell) error {
+	origin, err := results.KCIDBOrigin()
+	if err != nil {
+		return err
+	}
+	var runs []*results.Result
+	for _, c := range cells {
+		if c.Result != nil {
+			runs = append(runs, c.Result)
+		}
+	}
+	return results.WriteKCIDB(dir, origin, runs...)
+}
+
 // Line is a cell's one-line account, printed as it finishes.
 func Line(c Cell) string {
 	line := fmt.Sprintf("%s %s: %s", c.Entry, c.Arch, c.Verdict())

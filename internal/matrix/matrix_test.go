@@ -3,12 +3,18 @@
 package matrix
 
 import (
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/results/kcidbschema"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
@@ -57,5 +63,41 @@ func TestUnresolvedIsNoVerdict(t *testing.T) {
 	c := Cell{Entry: "e", Arch: "arm64", Result: result(contract.Pass, contract.Unresolved)}
 	if c.Code() != 2 || c.Verdict() != "NO VERDICT: 1 specs UNRESOLVED" {
 		t.Errorf("code %d verdict %q", c.Code(), c.Verdict())
+	}
+}
+
+// The matrix's kcidb.json holds every cell's run, and the source its cells
+// share once: it is valid KCIDB data.
+func TestWriteKCIDB(t *testing.T) {
+	t.Setenv(results.KCIDBOriginEnv, "lab_1")
+	started := time.Date(2026, 11, 22, 16, 45, 52, 0, time.UTC)
+	source := kbuild.Origin{Package: "linux-source-6.12 6.12.117-1~deb12u1", Config: "tinyconfig+common"}
+	var cells []Cell
+	for _, a := range []string{"arm64", "x86_64"} {
+		res := result(contract.Pass, contract.Fail)
+		res.Summary.Specs[0].Name, res.Summary.Specs[1].Name = "default.SM-RESET-01", "default.SM-BIN-01"
+		res.Request.Arch, res.Dir, res.Started = a, "results/matrix-x/reference-"+a+"/20261122-164552-"+a, started
+		res.KernelSHA, res.Origin = strings.Repeat(a[:1], 64), source
+		cells = append(cells, Cell{Entry: "reference", Arch: a, Result: res})
+	}
+	cells = append(cells, Cell{Entry: "debian-6.1", Arch: "arm64", Err: errors.New("no run directory")})
+	dir := t.TempDir()
+	if err := WriteKCIDB(dir, cells); err != nil {
+		t.Fatal(err)
+	}
+	js, err := os.ReadFile(filepath.Join(dir, results.KCIDBFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kcidbschema.Validate(js); err != nil {
+		t.Error(err)
+	}
+	var doc struct{ Checkouts, Builds, Tests []map[string]any }
+	json.Unmarshal(js, &doc)
+	if len(doc.Checkouts) != 1 || len(doc.Builds) != 2 || len(doc.Tests) != 4 {
+		t.Errorf("%d checkouts, %d builds, %d tests; want 1, 2 and 4", len(doc.Checkouts), len(doc.Builds), len(doc.Tests))
+	}
+	if id, _ := doc.Tests[0]["id"].(string); !strings.HasPrefix(id, "lab_1:") {
+		t.Errorf("test id %q, want KCIDB_ORIGIN's", id)
 	}
 }
