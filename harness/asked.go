@@ -5,17 +5,20 @@ package harness
 import (
 	"os"
 
+	"github.com/onsi/ginkgo/v2/types"
+
 	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 )
 
 // Asked says whether the specs were asked to run on this machine, given the
-// run's Ginkgo label filter. They change its tracing, so they run in the
+// run's Ginkgo configuration. They change its tracing, so they run in the
 // guest, whose init has the host's run configuration, or when the command
 // line picks them with -ginkgo.label-filter, as the guest's and live
 // mode's command lines do. `go test ./...` does neither: its run of the
-// suite skips, and leaves the developer's machine alone.
-func Asked(labelFilter string) bool {
-	if labelFilter != "" {
+// suite skips, and leaves the developer's machine alone. A dry run (the
+// host lists the specs with it) runs none of them, so it is always asked.
+func Asked(c types.SuiteConfig) bool {
+	if c.LabelFilter != "" || c.DryRun {
 		return true
 	}
 	_, err := os.Stat(guest.RunConfigPath)

@@ -5,6 +5,7 @@ package harness
 import (
 	"context"
 	"errors"
+	"github.com/onsi/ginkgo/v2/types"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -273,15 +274,19 @@ func TestKallsymsLookup(t *testing.T) {
 }
 
 // `go test ./...` runs the suite with no label filter, outside the guest:
-// it must not run the specs on this machine.
+// it must not run the specs on this machine. The host's dry run, which
+// lists the specs before any boot, runs none and must not be refused.
 func TestAskedOnlyWithAFilterOrInTheGuest(t *testing.T) {
 	if _, err := os.Stat(guest.RunConfigPath); err == nil {
 		t.Skip("this is the guest")
 	}
-	if Asked("") {
+	if Asked(types.SuiteConfig{}) {
 		t.Errorf("Asked(no filter) outside the guest = true")
 	}
-	if !Asked("!needs-boot && !stress") {
+	if !Asked(types.SuiteConfig{LabelFilter: "!needs-boot && !stress"}) {
 		t.Errorf("Asked(live mode's filter) = false")
+	}
+	if !Asked(types.SuiteConfig{DryRun: true}) {
+		t.Errorf("Asked(the host's dry run) = false: the specs could not be listed")
 	}
 }

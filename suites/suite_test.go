@@ -27,7 +27,7 @@ func TestMain(m *testing.M) { os.Exit(harness.ExitCode(m.Run())) }
 
 func TestConformance(t *testing.T) {
 	suiteConfig, reporterConfig := GinkgoConfiguration()
-	if !harness.Asked(suiteConfig.LabelFilter) {
+	if !harness.Asked(suiteConfig) {
 		fmt.Fprintln(os.Stderr, "skipping the suite:", harness.NotAsked) // seen without -test.v too
 		t.Skip(harness.NotAsked)
 	}
