@@ -61,26 +61,67 @@ func ChooseAccel(guestGOARCH, want string, kvmUsable func() error) (Accel, error
 	return Accel{"tcg", why}, nil
 }
 
-// KVMWorks says why m cannot run a guest under KVM, or nil. An openable
-// /dev/kvm is not enough (nested virtualization may refuse the CPU's
-// registers): QEMU is started on the machine, paused, and must still be
-// running a moment later.
-func KVMWorks(m Machine) error {
+// KVMProbeTime is how long the KVM probe gives a kernel to end its boot:
+// under KVM one panics for want of a root file system within a second or
+// two.
+const KVMProbeTime = 10 * time.Second
+
+// kvmFailure is what QEMU prints when KVM cannot run an instruction of the
+// guest (nested virtualization that lacks a CPU feature): the guest stops,
+// QEMU does not exit.
+const kvmFailure = "KVM internal error"
+
+// KVMWorks says why m cannot run kernel under KVM, or nil. An openable
+// /dev/kvm is not enough, nor a QEMU that starts under it: nested
+// virtualization may run the firmware and stop at an instruction of the
+// kernel. So the kernel itself is booted, without an initramfs, and must
+// end its boot (a panic for want of a root file system, then QEMU exits)
+// within KVMProbeTime.
+func KVMWorks(m Machine, kernel string) error {
 	f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}
 	f.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), KVMProbeTime)
 	defer cancel()
-	args := append(m.WithAccel(Accel{Name: "kvm"}).Args, "-display", "none", "-S", "-nodefaults", "-no-reboot")
-	var stderr bytes.Buffer
+	args := append(m.WithAccel(Accel{Name: "kvm"}).Args, "-display", "none", "-nographic", "-no-reboot", "-nic", "none",
+		"-m", "256", "-kernel", kernel, "-append", "console="+m.Arch.Console+" panic=-1 loglevel=1")
 	cmd := exec.CommandContext(ctx, m.Binary, args...)
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); ctx.Err() == nil {
-		return fmt.Errorf("%s under KVM: %v: %s", m.Binary, err, firstLine(strings.TrimSpace(stderr.String())))
+	out := &wordWatch{word: kvmFailure, seen: cancel}
+	cmd.Stdout, cmd.Stderr = out, out
+	err = cmd.Run()
+	switch {
+	case out.found():
+		return fmt.Errorf("%s: %s (KVM cannot run this kernel here, nested virtualization?)", m.Binary, kvmFailure)
+	case ctx.Err() != nil:
+		return fmt.Errorf("%s under KVM: the kernel did not end its boot within %s", m.Binary, KVMProbeTime)
 	}
-	return nil
+	return nil // it booted and ended, whatever the status
+}
+
+// wordWatch keeps what a process writes and calls seen once word appears.
+type wordWatch struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	word string
+	seen func()
+}
+
+func (w *wordWatch) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if bytes.Contains(w.buf.Bytes(), []byte(w.word)) {
+		w.seen()
+	}
+	return len(p), nil
+}
+
+func (w *wordWatch) found() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return bytes.Contains(w.buf.Bytes(), []byte(w.word))
 }
 
 // WithCPU is the machine with another CPU model (e.g. max, which on arm64

@@ -124,3 +124,26 @@ func TestUserMachineSettings(t *testing.T) {
 		t.Errorf("the user's options do not come last: %s", got)
 	}
 }
+
+// KVM that starts QEMU but cannot run the kernel is no KVM: the probe boots
+// the kernel and wants it to end its boot.
+func TestKVMProbeBootsTheKernel(t *testing.T) {
+	if f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0); err != nil {
+		t.Skipf("no /dev/kvm to probe: %v", err)
+	} else {
+		f.Close()
+	}
+	ended := fakeQEMU(t, "echo 'Kernel panic - not syncing: VFS: Unable to mount root fs'\nexit 0\n")
+	if err := KVMWorks(ended, "vmlinux"); err != nil {
+		t.Errorf("a kernel that ends its boot: %v", err)
+	}
+	stopped := fakeQEMU(t, "echo 'Booting from ROM..KVM internal error. Suberror: 1' >&2\nexec sleep 60\n")
+	start := time.Now()
+	err := KVMWorks(stopped, "vmlinux")
+	if err == nil || !strings.Contains(err.Error(), "KVM internal error") {
+		t.Errorf("a guest KVM stopped: %v, want KVM's error named", err)
+	}
+	if time.Since(start) > KVMProbeTime/2 {
+		t.Errorf("KVM's error was seen after %s: the probe should stop at once", time.Since(start))
+	}
+}

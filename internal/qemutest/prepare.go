@@ -44,6 +44,9 @@ func (rn *Runner) prepare(ctx context.Context, o Options, res *results.Result) (
 	if err := r.getKernel(); err != nil {
 		return nil, err
 	}
+	if err := r.chooseAccel(); err != nil {
+		return nil, err
+	}
 	if err := r.getInitramfs(ctx); err != nil {
 		return nil, err
 	}
@@ -86,8 +89,7 @@ func (o Options) check() (arch.Arch, error) {
 	return a, nil
 }
 
-// machine installs QEMU for the arch, then chooses how it runs the guest:
-// KVM when it works, which only an installed QEMU can tell.
+// machine installs QEMU for the arch.
 func (rn *Runner) machine(o Options, a arch.Arch) (qemu.Machine, error) {
 	m := qemu.MachineFor(a)
 	rn.preparing.Lock()
@@ -96,15 +98,28 @@ func (rn *Runner) machine(o Options, a arch.Arch) (qemu.Machine, error) {
 	if err != nil {
 		return m, failed("installing QEMU", err)
 	}
-	accel, err := qemu.ChooseAccel(a.GOARCH, o.Accel, func() error { return qemu.KVMWorks(m) })
+	return m, nil
+}
+
+// chooseAccel chooses how QEMU runs the guest: KVM when it runs the
+// kernel under test, which only an installed QEMU and the kernel can tell.
+func (r *run) chooseAccel() error {
+	o, m := r.o, r.m
+	accel, err := qemu.ChooseAccel(m.Arch.GOARCH, o.Accel, func() error {
+		// Not a step that fails the run: without KVM the guest is emulated.
+		end := o.Progress.Step("probing KVM with the kernel (%s)", m.Arch.Name)
+		defer end(nil)
+		return qemu.KVMWorks(m, r.kernel)
+	})
 	if err != nil {
-		return m, &InfraError{Err: err}
+		return &InfraError{Err: err}
 	}
 	m = m.WithAccel(accel)
 	if o.CPU != "" {
 		m = m.WithCPU(o.CPU)
 	}
-	return m, nil
+	r.m, r.res.Machine = m, m.Describe()
+	return nil
 }
 
 // getKernel finds, fetches or builds the kernel the run boots, and notes
@@ -126,7 +141,7 @@ func (r *run) getKernel() error {
 		r.o.BootArgs = append(r.o.BootArgs, "ftrace_stackmap.profile=v3")
 	}
 	r.kernel = k.Bootable
-	res.Kernel, res.Entry, res.Source, res.KernelSHA, res.KernelCached, res.Machine = k.Path, k.Entry, k.Source, k.SHA256, k.Cached, r.m.Describe()
+	res.Kernel, res.Entry, res.Source, res.KernelSHA, res.KernelCached = k.Path, k.Entry, k.Source, k.SHA256, k.Cached
 	res.Origin = k.Origin
 	return nil
 }
