@@ -138,14 +138,15 @@ func (r Row) Caught() bool {
 
 // Run boots the kernel of base once without faults and once per fault.
 func Run(ctx context.Context, base qemutest.Options, faults []Fault, progress io.Writer) []Row {
-	rows := []Row{boot(ctx, base, Fault{}, progress)}
+	var rn qemutest.Runner // one kernel for every run: probed for KVM once
+	rows := []Row{boot(ctx, &rn, base, Fault{}, progress)}
 	for _, f := range faults {
-		rows = append(rows, boot(ctx, base, f, progress))
+		rows = append(rows, boot(ctx, &rn, base, f, progress))
 	}
 	return rows
 }
 
-func boot(ctx context.Context, o qemutest.Options, f Fault, progress io.Writer) Row {
+func boot(ctx context.Context, rn *qemutest.Runner, o qemutest.Options, f Fault, progress io.Writer) Row {
 	name := f.Name
 	if name == "" {
 		name = "none"
@@ -155,7 +156,7 @@ func boot(ctx context.Context, o qemutest.Options, f Fault, progress io.Writer) 
 	}
 	o.ResultsDir = filepath.Join(o.ResultsDir, name)
 	fmt.Fprintf(progress, "--- fault %s\n", name)
-	res, err := qemutest.Run(ctx, o)
+	res, err := rn.Run(ctx, o)
 	row := Row{Fault: f.Name, Want: f.Want, Echoes: f.Echoes, Err: err}
 	if err != nil {
 		return row

@@ -44,7 +44,7 @@ func (rn *Runner) prepare(ctx context.Context, o Options, res *results.Result) (
 	if err := r.getKernel(); err != nil {
 		return nil, err
 	}
-	if err := r.chooseAccel(); err != nil {
+	if err := r.chooseAccel(rn); err != nil {
 		return nil, err
 	}
 	if err := r.getInitramfs(ctx); err != nil {
@@ -103,13 +103,24 @@ func (rn *Runner) machine(o Options, a arch.Arch) (qemu.Machine, error) {
 
 // chooseAccel chooses how QEMU runs the guest: KVM when it runs the
 // kernel under test, which only an installed QEMU and the kernel can tell.
-func (r *run) chooseAccel() error {
+// The runner remembers the answer for the runs it makes after (mutants
+// boot one kernel some fifty times). Its lock is held.
+func (r *run) chooseAccel(rn *Runner) error {
 	o, m := r.o, r.m
 	accel, err := qemu.ChooseAccel(m.Arch.GOARCH, o.Accel, func() error {
+		key := m.Binary + " " + r.kernel
+		if err, ok := rn.kvm[key]; ok {
+			return err
+		}
 		// Not a step that fails the run: without KVM the guest is emulated.
 		end := o.Progress.Step("probing KVM with the kernel (%s)", m.Arch.Name)
-		defer end(nil)
-		return qemu.KVMWorks(m, r.kernel)
+		err := qemu.KVMWorks(m, r.kernel)
+		end(nil)
+		if rn.kvm == nil {
+			rn.kvm = map[string]error{}
+		}
+		rn.kvm[key] = err
+		return err
 	})
 	if err != nil {
 		return &InfraError{Err: err}

@@ -69,6 +69,7 @@ func failed(step string, err error) error {
 // is ready to use.
 type Runner struct {
 	preparing sync.Mutex
+	kvm       map[string]error // what probing KVM with a kernel found, by kernel
 }
 
 // Run makes a run alone, with a Runner of its own.
