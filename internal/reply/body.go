@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package reply
+
+import (
+	"fmt"
+	"net/mail"
+	"strings"
+)
+
+// Width is the reply's line length: mail is read at 80 columns, and a
+// quote adds "> ".
+const Width = 75
+
+// Body is the reply's text: why there is no trailer (first, when there is
+// none), what was tested, the closing line per arch, a walk's table, the
+// failures, the known defects hit, how to reproduce, and the trailer.
+func Body(r Report, sender *mail.Address) string {
+	var b strings.Builder
+	ok, why := r.Tested()
+	if ok {
+		b.WriteString(wrap("", "", "I tested this series with the ftrace stackmap conformance suite: every run passed, with the feature present and nothing UNRESOLVED.") + "\n")
+	} else {
+		b.WriteString(wrap("", "", "I tested this series with the ftrace stackmap conformance suite, and give no Tested-by: "+why+".") + "\n")
+	}
+	b.WriteString("What was tested:\n")
+	for _, w := range r.What {
+		b.WriteString(wrap(fmt.Sprintf("  %-9s", w[0]+":"), "           ", w[1]))
+	}
+	b.WriteString("\nResults:\n")
+	for _, run := range r.Runs {
+		b.WriteString(wrap(fmt.Sprintf("  %s: ", run.Arch), "    ", run.Closing))
+		if run.Verdict != "ok" {
+			b.WriteString(wrap("    verdict: ", "      ", run.Verdict))
+		}
+	}
+	if r.Table != "" {
+		b.WriteString("\nPatch by patch:\n\n")
+		for _, l := range strings.Split(strings.TrimRight(r.Table, "\n"), "\n") {
+			if len(l) <= Width {
+				b.WriteString(strings.TrimRight(l, " ") + "\n")
+				continue
+			}
+			b.WriteString(wrap("", "    ", l))
+		}
+	}
+	var fails []string
+	for _, run := range r.Runs {
+		for _, f := range run.Failures {
+			s := wrap(fmt.Sprintf("  %s %s (%s): ", f.Class, f.ID, run.Arch), "    ", f.Requirement)
+			if f.Observed != "" {
+				s += wrap("    observed: ", "      ", f.Observed)
+			}
+			fails = append(fails, s)
+		}
+	}
+	if len(fails) > 0 {
+		b.WriteString("\nFailures:\n" + strings.Join(fails, ""))
+	}
+	if len(r.Defects) > 0 {
+		b.WriteString("\nKnown defects of the postings this hit:\n")
+		for _, d := range r.Defects {
+			b.WriteString(wrap("  - ", "    ", d))
+		}
+	}
+	if len(r.Reproduce) > 0 {
+		// A command is not wrapped: it must paste back whole.
+		b.WriteString("\nTo reproduce, from the suite's checkout:\n\n")
+		for _, c := range r.Reproduce {
+			b.WriteString("  " + c + "\n")
+		}
+	}
+	if ok {
+		b.WriteString("\nTested-by: " + trailerName(sender) + "\n")
+	}
+	return b.String()
+}
+
+// trailerName is the sender as a trailer writes it: the name unencoded,
+// as git interpret-trailers and b4 read it.
+func trailerName(a *mail.Address) string {
+	if a.Name == "" {
+		return "<" + a.Address + ">"
+	}
+	return a.Name + " <" + a.Address + ">"
+}
+
+// wrap breaks text at spaces into lines of at most Width columns, the
+// first after head, the others after indent. A longer word stays whole.
+func wrap(head, indent, text string) string {
+	var b strings.Builder
+	line, empty := head, true
+	for _, w := range strings.Fields(text) {
+		if !empty && len(line)+1+len(w) > Width {
+			b.WriteString(line + "\n")
+			line, empty = indent, true
+		}
+		if !empty {
+			line += " "
+		}
+		line, empty = line+w, false
+	}
+	b.WriteString(strings.TrimRight(line, " ") + "\n")
+	return b.String()
+}

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package reply
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/results"
+)
+
+// FromRun is what a reply says of one qemu-test run.
+func FromRun(res *results.Result) Report {
+	o := res.Request
+	run := Run{Arch: o.Arch, Closing: res.ClosingLine(), Verdict: res.Verdict()}
+	var failed []string
+	for _, sp := range res.Summary.Specs {
+		if sp.FeatureAbsent != "" && run.NoFeature == "" {
+			run.NoFeature = sp.FeatureAbsent
+		}
+		if sp.Class != contract.Fail && sp.Class != contract.Unresolved {
+			continue
+		}
+		for _, id := range orNone(sp.IDs) {
+			failed = append(failed, id)
+			run.Failures = append(run.Failures, Failure{Class: string(sp.Class), ID: id, Requirement: Requirement(id, sp.Text), Observed: firstLine(sp.Message)})
+		}
+	}
+	for _, p := range res.KernelProblems() {
+		run.Failures = append(run.Failures, Failure{Class: "FAIL", ID: "kernel log", Requirement: "the kernel logs no warning, oops or lockup", Observed: p})
+	}
+	if d := res.Decoder; d != nil && !d.Agrees() {
+		run.Failures = append(run.Failures, Failure{Class: "FAIL", ID: "decoder", Requirement: "the tree's decoder reads the kernel's binary export", Observed: d.Problems[0]})
+	}
+	hint := false
+	for _, c := range res.Selftests {
+		hint = hint || !c.Passed() && c.Hint != ""
+	}
+	return Report{
+		What:      runWhat(res),
+		Runs:      []Run{run},
+		Defects:   Defects(failed, o.Profile.String(), hint),
+		Reproduce: []string{results.Reproduce(res)},
+	}
+}
+
+// runWhat is what a run tested: the kernel's source, QEMU, the profile.
+func runWhat(res *results.Result) [][2]string {
+	g := res.Origin
+	var w [][2]string
+	if g.Tree != "" {
+		w = append(w, [2]string{"tree", g.Tree})
+	}
+	if base := strings.TrimSpace(fmt.Sprintf("%s %.12s", g.Describe, g.Commit)); base != "" {
+		w = append(w, [2]string{"base", base})
+	}
+	if res.Summary.Kernel != "" {
+		w = append(w, [2]string{"kernel", res.Summary.Kernel})
+	}
+	w = append(w, [2]string{"arches", res.Request.Arch})
+	if res.Machine != "" {
+		w = append(w, [2]string{"QEMU", res.Machine})
+	}
+	return append(w, [2]string{"profile", res.Request.Profile.String()})
+}
+
+// Requirement is the contract's summary of id, or the spec's text.
+func Requirement(id, text string) string {
+	if r, ok := contract.Requirements[id]; ok {
+		return r.Summary
+	}
+	return text
+}
+
+func orNone(ids []string) []string {
+	if len(ids) == 0 {
+		return []string{"(no requirement)"}
+	}
+	return ids
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
