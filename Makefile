@@ -55,7 +55,7 @@ REPS    ?= 3
 WALK_SERIES ?=
 WALK_TREE   ?=
 
-.PHONY: go-check qemu-test kernel mutants stress matrix bench review test unit-test smct clean
+.PHONY: go-check qemu-test kernel mutants stress matrix bench review reply test unit-test smct clean
 
 # Go and the version go.mod asks for, checked before anything else: a
 # fresh machine may have neither, and Go's own message would not say how.
@@ -101,6 +101,12 @@ bench: smct
 		-walk-series '$(WALK_SERIES)' -walk-tree '$(WALK_TREE)'
 
 # A series walked patch by patch on every arch: per-patch table and evidence.
+# The reply to the series' thread a run or a walk wrote: its path and the
+# git send-email command that sends it (nothing is sent).
+RUN ?= results/latest
+reply: smct
+	@./bin/smct reply -run '$(RUN)'
+
 review: smct
 	@./bin/smct review -series '$(SERIES)' -tree '$(TREE)' -base '$(BASE)' -arches '$(ARCHES)' \
 		-against '$(AGAINST)' -profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' -jobs '$(JOBS)' \

@@ -27,6 +27,7 @@ const usage = `usage: smct [-C PROJECT-DIR] COMMAND ...
   smct matrix [-images a,b] [-arches arm64,x86_64] [-parallel 2]
   smct bench [-image ENTRY] [-reps 3] [-matrix-images a,b]
   smct review -series MBOX|MSGID|BASE..HEAD -tree DIR [-base REV] [-arches a,b] [-against SERIES]
+  smct reply [-run DIR]
   smct help`
 
 // commands are smct's subcommands; each parses its own flags.
@@ -37,6 +38,7 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"matrix":    matrixMain,
 	"review":    reviewMain,
 	"bench":     benchMain,
+	"reply":     replyMain,
 }
 
 func realMain(args []string, stdout, stderr io.Writer) int {

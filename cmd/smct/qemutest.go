@@ -115,6 +115,7 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "note: writing the reports: %v\n", err)
 	}
+	writeReply(res, stderr)
 	io.WriteString(stdout, report.Plain(summary))
 	return res.ExitCodeAs(*exitCodes)
 }
@@ -134,6 +135,7 @@ func noVerdict(ctx context.Context, res *results.Result, err error, exitCodes st
 		if _, err := results.Write(res); err != nil {
 			fmt.Fprintf(stderr, "note: writing the reports: %v\n", err)
 		}
+		writeReply(res, stderr)
 		fmt.Fprintf(stdout, "results: %s\n", res.Dir)
 	}
 	fmt.Fprintf(stdout, "NO VERDICT: %s\n", reason)

@@ -16,6 +16,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
+	"github.com/ftrace-stackmap/conformance/internal/reply"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/internal/review"
 )
@@ -107,6 +108,11 @@ func reviewMain(args []string, stdout, stderr io.Writer) int {
 			return fail("writing the reports: %v", err)
 		}
 		done = append(done, walk)
+	}
+	if s := read[0]; s.Thread != nil {
+		if _, err := reply.Write(dir, s.Thread, s.MessageID, done[0].Reply(o.Profile), ""); err != nil {
+			fmt.Fprintf(stderr, "note: no %s: %v\n", reply.File, err)
+		}
 	}
 	io.WriteString(stdout, done[0].Text())
 	code := done[0].ExitCode()

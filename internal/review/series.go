@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/ftrace-stackmap/conformance/internal/reply"
 )
 
 // Patch is one patch of a series, as an mbox git am applies.
@@ -28,6 +30,10 @@ type Series struct {
 	Name    string // how the user named it, for the reports
 	Base    string // the revision of the tree the series applies on
 	Patches []Patch
+	// Thread is the series as posted, cover letter included, when it was
+	// (an mbox, a message-id): what a reply answers. Nil for a git range.
+	Thread    []byte `json:"-"`
+	MessageID string `json:"-"` // the message-id given, "" for a file
 }
 
 var rangeRe = regexp.MustCompile(`^([^.\s]+)\.\.([^.\s]+)$`)
@@ -56,12 +62,17 @@ func ReadSeries(spec, tree, base string) (Series, error) {
 			return s, fmt.Errorf("SERIES=%s: %v", spec, err)
 		}
 		mbox = data
+		s.Thread = data
 	case strings.Contains(spec, "@") && !strings.ContainsAny(spec, " /<>"):
 		out, err := exec.Command("b4", "am", "-o", "-", spec).Output()
 		if err != nil {
 			return s, fmt.Errorf("SERIES=%s: b4 am: %v", spec, err)
 		}
 		mbox = out
+		// The thread keeps the cover letter b4 am leaves out; without it
+		// there is no reply, not no walk.
+		s.Thread, _, _ = reply.Thread(spec)
+		s.MessageID = spec
 	default:
 		return s, fmt.Errorf("SERIES=%s: want a git range base..head of TREE, an mbox file, or a message-id", spec)
 	}

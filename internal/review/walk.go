@@ -35,6 +35,7 @@ type Step struct {
 	Classes map[string]contract.Class // per requirement: the worst of its specs
 	Reasons map[string]string         // per requirement: why that spec did not pass
 	Uname   string                    // the guest's uname
+	Machine string                    // QEMU's version and machine settings
 	Decoder string                    // the tree's stack_map_bin decoder against the kernel: "agrees", "DIFFERS" or ""
 	// Warnings are the compiler's warnings in the files the patch touches,
 	// when its prefix was built here (not found in the cache).
@@ -149,6 +150,7 @@ func (w Walker) step(ctx context.Context, st *Step, src, resultsDir string) erro
 	st.Wall = time.Since(start)
 	if res != nil {
 		st.RunDir = res.Dir
+		st.Machine = res.Machine
 		st.Kernel = res.KernelTime
 		st.Cached = res.KernelCached
 		st.built = res.Kernel != "" && !res.KernelCached
