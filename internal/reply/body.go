@@ -23,9 +23,10 @@ func Body(r Report, sender *mail.Address) string {
 	} else {
 		b.WriteString(wrap("", "", "I tested this series with the ftrace stackmap conformance suite, and give no Tested-by: "+why+".") + "\n")
 	}
+	// No colon after a name: b4 would take "name: ...<...>" for a trailer.
 	b.WriteString("What was tested:\n")
 	for _, w := range r.What {
-		b.WriteString(wrap(fmt.Sprintf("  %-9s", w[0]+":"), "           ", w[1]))
+		b.WriteString(wrap(fmt.Sprintf("  %-9s", w[0]), "           ", w[1]))
 	}
 	b.WriteString("\nResults:\n")
 	for _, run := range r.Runs {

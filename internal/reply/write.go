@@ -3,6 +3,7 @@
 package reply
 
 import (
+	"fmt"
 	"net/mail"
 	"os"
 	"path/filepath"
@@ -42,7 +43,7 @@ func withSeries(what [][2]string, h Head) [][2]string {
 	for at < len(what) && (what[at][0] == "tree" || what[at][0] == "base") {
 		at++
 	}
-	return slices.Insert(slices.Clone(what), at, [2]string{"series", v + ", <" + h.MessageID + ">"})
+	return slices.Insert(slices.Clone(what), at, [2]string{"series", v + ", message-id " + h.MessageID})
 }
 
 // SendCommand is the command that sends the reply at path: git send-email
@@ -57,9 +58,14 @@ func SendCommand(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	from, err := m.Header.AddressList("From")
+	if err != nil || len(from) == 0 {
+		return "", fmt.Errorf("no From: %v", err)
+	}
 	to, err := m.Header.AddressList("To")
 	if err != nil || len(to) == 0 {
-		return "", err
+		return "", fmt.Errorf("no To: %v", err)
 	}
-	return results.ShellCommand([]string{"git", "send-email", "--to=" + to[0].Address, path}), nil
+	// --from: git send-email would send as git's identity otherwise.
+	return results.ShellCommand([]string{"git", "send-email", "--from=" + trailerName(from[0]), "--to=" + to[0].Address, path}), nil
 }
