@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"net/mail"
 	"strings"
-)
 
-// Width is the reply's line length: mail is read at 80 columns, and a
-// quote adds "> ".
-const Width = 75
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
+)
 
 // Body is the reply's text: why there is no trailer (first, when there is
 // none), what was tested, the closing line per arch, a walk's table, the
@@ -19,38 +17,38 @@ func Body(r Report, sender *mail.Address) string {
 	var b strings.Builder
 	ok, why := r.Tested()
 	if ok {
-		b.WriteString(wrap("", "", "I tested this series with the ftrace stackmap conformance suite: every run passed, with the feature present and nothing UNRESOLVED.") + "\n")
+		b.WriteString(report.Wrap("", "", "I tested this series with the ftrace stackmap conformance suite: every run passed, with the feature present and nothing UNRESOLVED.") + "\n")
 	} else {
-		b.WriteString(wrap("", "", "I tested this series with the ftrace stackmap conformance suite, and give no Tested-by: "+why+".") + "\n")
+		b.WriteString(report.Wrap("", "", "I tested this series with the ftrace stackmap conformance suite, and give no Tested-by: "+why+".") + "\n")
 	}
 	// No colon after a name: b4 would take "name: ...<...>" for a trailer.
 	b.WriteString("What was tested:\n")
 	for _, w := range r.What {
-		b.WriteString(wrap(fmt.Sprintf("  %-9s", w[0]), "           ", w[1]))
+		b.WriteString(report.Wrap(fmt.Sprintf("  %-9s", w[0]), "           ", w[1]))
 	}
 	b.WriteString("\nResults:\n")
 	for _, run := range r.Runs {
-		b.WriteString(wrap(fmt.Sprintf("  %s: ", run.Arch), "    ", run.Closing))
+		b.WriteString(report.Wrap(fmt.Sprintf("  %s: ", run.Arch), "    ", run.Closing))
 		if run.Verdict != "ok" {
-			b.WriteString(wrap("    verdict: ", "      ", run.Verdict))
+			b.WriteString(report.Wrap("    verdict: ", "      ", run.Verdict))
 		}
 	}
 	if r.Table != "" {
 		b.WriteString("\nPatch by patch:\n\n")
 		for _, l := range strings.Split(strings.TrimRight(r.Table, "\n"), "\n") {
-			if len(l) <= Width {
+			if len(l) <= report.Width {
 				b.WriteString(strings.TrimRight(l, " ") + "\n")
 				continue
 			}
-			b.WriteString(wrap("", "    ", l))
+			b.WriteString(report.Wrap("", "    ", l))
 		}
 	}
 	var fails []string
 	for _, run := range r.Runs {
 		for _, f := range run.Failures {
-			s := wrap(fmt.Sprintf("  %s %s (%s): ", f.Class, f.ID, run.Arch), "    ", f.Requirement)
+			s := report.Wrap(fmt.Sprintf("  %s %s (%s): ", f.Class, f.ID, run.Arch), "    ", f.Requirement)
 			if f.Observed != "" {
-				s += wrap("    observed: ", "      ", f.Observed)
+				s += report.Wrap("    observed: ", "      ", f.Observed)
 			}
 			fails = append(fails, s)
 		}
@@ -61,7 +59,7 @@ func Body(r Report, sender *mail.Address) string {
 	if len(r.Defects) > 0 {
 		b.WriteString("\nKnown defects of the postings this hit:\n")
 		for _, d := range r.Defects {
-			b.WriteString(wrap("  - ", "    ", d))
+			b.WriteString(report.Wrap("  - ", "    ", d))
 		}
 	}
 	if len(r.Reproduce) > 0 {
@@ -84,23 +82,4 @@ func trailerName(a *mail.Address) string {
 		return "<" + a.Address + ">"
 	}
 	return a.Name + " <" + a.Address + ">"
-}
-
-// wrap breaks text at spaces into lines of at most Width columns, the
-// first after head, the others after indent. A longer word stays whole.
-func wrap(head, indent, text string) string {
-	var b strings.Builder
-	line, empty := head, true
-	for _, w := range strings.Fields(text) {
-		if !empty && len(line)+1+len(w) > Width {
-			b.WriteString(line + "\n")
-			line, empty = indent, true
-		}
-		if !empty {
-			line += " "
-		}
-		line, empty = line+w, false
-	}
-	b.WriteString(strings.TrimRight(line, " ") + "\n")
-	return b.String()
 }

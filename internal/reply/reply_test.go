@@ -125,8 +125,8 @@ func TestReplyHeadersAndBody(t *testing.T) {
 		}
 		body, _ := io.ReadAll(m.Body)
 		for _, l := range strings.Split(string(body), "\n") {
-			if len([]rune(l)) > Width && !strings.HasPrefix(l, "  make ") {
-				t.Errorf("%s: line wider than %d: %q", name, Width, l)
+			if len([]rune(l)) > report.Width && !strings.HasPrefix(l, "  make ") {
+				t.Errorf("%s: line wider than %d: %q", name, report.Width, l)
 			}
 		}
 		if got := strings.Contains(string(body), "\nTested-by: Tëss Tester <tess@example.net>\n"); got != c.trailer {

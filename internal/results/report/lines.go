@@ -9,10 +9,10 @@ import (
 )
 
 // Width is the widest line the reports meant for mail make (the evidence,
-// the walk's table and blocks), unless a word is wider: a reply quotes
-// them with "> ", and 76 columns quoted stay within the 78 that mail
-// readers and the kernel's lists keep to (RFC 5322).
-const Width = 76
+// the walk's table and blocks, the reply to a series), unless a word is
+// wider: a reply quotes them with "> ", and 75 columns quoted stay within
+// the 78 that mail readers and the kernel's lists keep to (RFC 5322).
+const Width = 75
 
 // maxOneLine caps a reason squeezed onto one line.
 const maxOneLine = 240
