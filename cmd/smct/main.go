@@ -25,16 +25,20 @@ const usage = `usage: smct [-C PROJECT-DIR] COMMAND ...
   smct matrix [-images a,b] [-arches arm64,x86_64] [-parallel 2]
   smct bench [-image ENTRY] [-reps 3] [-matrix-images a,b]
   smct review -series MBOX|MSGID|BASE..HEAD -tree DIR [-base REV] [-arches a,b] [-against SERIES]
+  smct lava -arch arm64|x86_64 [-kernel PATH | -tree DIR | -image ENTRY] [-profile v4|v3] [-labels FILTER] [-url URL]
+  smct lava-results -log LAVA-LOG
   smct help`
 
 // commands are smct's subcommands; each parses its own flags.
 var commands = map[string]func(args []string, stdout, stderr io.Writer) int{
-	"qemu-test": qemuTestMain,
-	"kernel":    kernelMain,
-	"mutants":   mutantsMain,
-	"matrix":    matrixMain,
-	"review":    reviewMain,
-	"bench":     benchMain,
+	"qemu-test":    qemuTestMain,
+	"kernel":       kernelMain,
+	"mutants":      mutantsMain,
+	"matrix":       matrixMain,
+	"review":       reviewMain,
+	"bench":        benchMain,
+	"lava":         lavaMain,
+	"lava-results": lavaResultsMain,
 }
 
 func realMain(args []string, stdout, stderr io.Writer) int {
