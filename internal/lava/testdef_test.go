@@ -4,7 +4,6 @@ package lava
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,11 +18,8 @@ var (
 )
 
 func TestTestDefinitionPassesLAVAsSchema(t *testing.T) {
-	err := CheckSchema(context.Background(), "testdef", testdef)
-	if errors.Is(err, ErrNoDispatcher) {
-		t.Skip("lava-dispatcher is not installed: apt-get install --no-install-recommends lava-dispatcher")
-	}
-	if err != nil {
+	needDispatcher(t)
+	if err := CheckSchema(context.Background(), "testdef", testdef); err != nil {
 		t.Fatal(err)
 	}
 }
