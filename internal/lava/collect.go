@@ -97,7 +97,7 @@ func (l *Log) recorded() (map[string]qemutest.Recorded, *Description) {
 		}
 		console := strings.Join(b.Console, "\n") + "\n"
 		r := qemutest.Recorded{Console: []byte(console), Command: b.Command,
-			Boot: qemu.Result{Duration: b.End.Sub(b.Start), TimedOut: b.TimedOut, Reached: strings.Contains(console, guest.StartMarker)}}
+			Boot: qemu.Result{Duration: max(0, b.End.Sub(b.Start)), TimedOut: b.TimedOut, Reached: strings.Contains(console, guest.StartMarker)}}
 		if b.Quiet {
 			r.Boot.Silent, r.Boot.Quiet = true, QuietTimeout
 		}
