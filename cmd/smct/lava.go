@@ -152,7 +152,7 @@ func lavaResultsMain(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	o := qemutest.Options{Progress: progress.New(stderr)}
 	var logs []string
-	fs.Func("log", "LAVA's log of a job: lava-run's stderr, or the job's log from a LAVA server (or give them as arguments)", func(v string) error {
+	fs.Func("log", "LAVA's log of a job: lava-run's stderr, a LAVA server's log of the job, or its notify callback's data (or give them as arguments)", func(v string) error {
 		logs = append(logs, v)
 		return nil
 	})

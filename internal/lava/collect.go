@@ -142,7 +142,11 @@ func (l *Log) machine(job, logFile string) string {
 			break
 		}
 	}
-	return fmt.Sprintf("LAVA job %q (lava-dispatcher %s, log %s): QEMU %s %s", job, l.Dispatcher, logFile, l.QEMU, strings.Join(opts, " "))
+	name := fmt.Sprintf("LAVA job %q", job)
+	if l.JobID != "" {
+		name = fmt.Sprintf("LAVA job %s %q", l.JobID, job)
+	}
+	return fmt.Sprintf("%s (lava-dispatcher %s, log %s): QEMU %s %s", name, l.Dispatcher, logFile, l.QEMU, strings.Join(opts, " "))
 }
 
 // Agreement compares the cases LAVA recorded with the run's verdict of the

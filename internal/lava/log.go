@@ -5,6 +5,7 @@ package lava
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"regexp"
@@ -18,6 +19,7 @@ import (
 // YAML mapping a line ({dt, lvl, msg}), and a LAVA server keeps the same
 // lines as a YAML list.
 type Log struct {
+	JobID      string // the server's id of the job, when the log came with it
 	Dispatcher string // lava-dispatcher's version
 	QEMU       string // QEMU's package version, as LAVA found it
 	Started    time.Time
@@ -72,13 +74,33 @@ var (
 	qemuVersion = regexp.MustCompile(`^qemu-system-\S+, installed at version: ([^,]+)`)
 )
 
-// ParseLog reads a LAVA job's log. A file with no line of it, or LAVA's
-// results export (its cases without the console), is refused with a
-// reason.
+// callback is what a LAVA server posts when a job finishes, to the URL of
+// the job's notify callback: with dataset "all" or "logs", the job's log.
+type callback struct {
+	ID      any               `json:"id"`
+	Log     string            `json:"log"`
+	Results map[string]string `json:"results"`
+}
+
+// ParseLog reads a LAVA job's log: lava-run's stderr, a LAVA server's log
+// of the job, or the data a server posts to a job's notify callback. A
+// file with no line of a log, or LAVA's results export (its cases without
+// the console), is refused with a reason.
 func ParseLog(r io.Reader) (*Log, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
+	}
+	var cb callback
+	if json.Unmarshal(data, &cb) == nil && (cb.ID != nil || cb.Log != "" || cb.Results != nil) {
+		if cb.Log == "" {
+			return nil, fmt.Errorf("%w: LAVA's callback data without the job's log: ask for it with the notify callback's dataset: all (or logs)", ErrNotLAVA)
+		}
+		l, err := ParseLog(strings.NewReader(cb.Log))
+		if l != nil && cb.ID != nil {
+			l.JobID = fmt.Sprint(cb.ID)
+		}
+		return l, err
 	}
 	l := &Log{Boots: map[string]*BootLog{}}
 	ns := ""

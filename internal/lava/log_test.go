@@ -215,6 +215,28 @@ func TestNotALog(t *testing.T) {
 	}
 }
 
+// What a LAVA server posts to a job's notify callback holds the log as a
+// YAML list, and the job's id.
+func TestCallbackData(t *testing.T) {
+	boots := []fakeBoot{{name: "default", specs: []fakeSpec{pass("SM-RESET-01")}}}
+	var list strings.Builder
+	for _, line := range strings.SplitAfter(string(fakeLog(t, Description{}, boots, "pass")), "\n") {
+		if line != "" {
+			list.WriteString("- " + line)
+		}
+	}
+	js, _ := json.Marshal(map[string]any{"id": 4711, "status_string": "complete", "definition": "job_name: x\n",
+		"log": list.String(), "results": map[string]string{"lava": "- {name: job, result: pass}\n"}})
+	l, err := ParseLog(bytes.NewReader(js))
+	if err != nil || l.JobID != "4711" || l.Failed() != "" || len(l.Cases) != 1 {
+		t.Fatalf("ParseLog: %v, %+v", err, l)
+	}
+	js, _ = json.Marshal(map[string]any{"id": 4711, "results": map[string]string{"lava": "- {name: job, result: pass}\n"}})
+	if _, err := ParseLog(bytes.NewReader(js)); !errors.Is(err, ErrNotLAVA) || !strings.Contains(err.Error(), "dataset") {
+		t.Errorf("callback data without the log: %v", err)
+	}
+}
+
 // A LAVA server keeps the same lines as a YAML list.
 func TestServerLog(t *testing.T) {
 	boots := []fakeBoot{{name: "default", specs: []fakeSpec{{"SM-RESET-01", types.SpecStatePassed, contract.Pass}}}}
