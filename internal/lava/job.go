@@ -249,7 +249,10 @@ func (j Job) Device() ([]byte, error) {
 		Parameters:             map[string]any{},
 		AvailableArchitectures: []string{j.Arch.Name},
 		Actions: map[string]any{
-			"deploy": map[string]any{"methods": map[string]any{"image": map[string]any{"parameters": map[string]any{}}}},
+			// The guest disk LAVA makes for a test shell's overlay, unless
+			// the ramdisk takes it (overlays: lava).
+			"deploy": map[string]any{"methods": map[string]any{"image": map[string]any{"parameters": map[string]any{
+				"guest": map[string]any{"size": 512, "interface": "ide", "driveid": "lavatest"}}}}},
 			"boot": map[string]any{"connections": map[string]any{"serial": nil},
 				"methods": map[string]any{"qemu": map[string]any{"parameters": map[string]any{
 					"command": j.Machine.Binary, "options": options}}}},
