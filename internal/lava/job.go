@@ -19,6 +19,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/consoleframe"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
 
@@ -54,10 +55,10 @@ type Job struct {
 
 // Timeouts of a block besides its boot's: the artefacts' download, and
 // the silence of a console before LAVA stops reading it, the longest
-// quiet spell of a run (qemutest.RunQuiet).
+// quiet spell of a run.
 const (
 	DeployTimeout = 5 * time.Minute
-	QuietTimeout  = 2 * time.Minute
+	QuietTimeout  = qemutest.RunQuiet
 )
 
 // Suite is the LAVA test suite of a boot's cases: stackmap-<boot>.
