@@ -98,6 +98,15 @@ func TestResultsOfAJob(t *testing.T) {
 	}
 }
 
+// The guest's status line, read only as LAVA closed the console, is the
+// boot's still.
+func TestStatusLineReadAsLAVACloses(t *testing.T) {
+	res, _, err := judge(t, testDescription(""), []fakeBoot{{name: "default", late: true, specs: []fakeSpec{pass("BASE-ONOFF-01"), pass("SM-RESET-01")}}}, "pass")
+	if err != nil || res.ExitCode() != 0 {
+		t.Fatalf("err %v, exit %d; want the run's verdict", err, res.ExitCode())
+	}
+}
+
 // A kernel that dies on a boot's parameter fails that boot's specs, as a
 // run made here reports it; the other boots keep their results.
 func TestResultsOfABootThatDied(t *testing.T) {

@@ -66,6 +66,7 @@ type record struct {
 	DT  string    `yaml:"dt"`
 	Lvl string    `yaml:"lvl"`
 	Msg yaml.Node `yaml:"msg"`
+	NS  string    `yaml:"ns"` // a feedback line's namespace
 }
 
 var (
@@ -135,8 +136,15 @@ func ParseLog(r io.Reader) (*Log, error) {
 			text = rec.Msg.Value
 		}
 		switch rec.Lvl {
-		case "target":
-			b := boot()
+		case "target", "feedback":
+			// Feedback is the rest of a namespace's console, read when
+			// LAVA closes its connection; without a namespace, LAVA's own.
+			b := l.Boots[rec.NS]
+			if rec.Lvl == "target" {
+				b = boot()
+			} else if b == nil {
+				continue
+			}
 			if b.Start.IsZero() {
 				b.Start = at
 			}

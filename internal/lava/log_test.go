@@ -33,8 +33,10 @@ type fakeBoot struct {
 	specs []fakeSpec
 	dmesg string
 	// panic: the kernel dies before the init; hang: the suite never
-	// ends and the test block times out.
-	panic, hang bool
+	// ends and the test block times out; late: the end of the guest's
+	// status line comes after LAVA's monitor stopped, and LAVA reads it as
+	// it closes the console.
+	panic, hang, late bool
 }
 
 // logWriter writes a LAVA log as lava-run does: a flow mapping a line.
@@ -43,12 +45,20 @@ type logWriter struct {
 	at time.Time
 }
 
-func (w *logWriter) rec(lvl string, msg any) {
+func (w *logWriter) rec(lvl string, msg any) { w.recNS(lvl, msg, "") }
+
+// recNS writes a line of LAVA's log, of namespace ns when it is a
+// console's feedback.
+func (w *logWriter) recNS(lvl string, msg any, ns string) {
 	w.at = w.at.Add(100 * time.Millisecond)
-	if s, ok := msg.(string); ok && lvl == "target" {
+	if s, ok := msg.(string); ok && (lvl == "target" || lvl == "feedback") {
 		msg = strings.ReplaceAll(s, `"`, `\"`) // as LAVA's ShellLogger does
 	}
-	js, _ := json.Marshal(map[string]any{"dt": w.at.Format("2006-01-02T15:04:05.000000"), "lvl": lvl, "msg": msg})
+	rec := map[string]any{"dt": w.at.Format("2006-01-02T15:04:05.000000"), "lvl": lvl, "msg": msg}
+	if ns != "" {
+		rec["ns"] = ns
+	}
+	js, _ := json.Marshal(rec)
 	w.b.Write(js)
 	w.b.WriteByte('\n')
 }
@@ -118,6 +128,9 @@ func fakeLog(t *testing.T, desc Description, boots []fakeBoot, end string) []byt
 		w.rec("info", fmt.Sprintf("end: %d boot-image-retry (duration 00:00:00) [%s]", 3*i+2, ns))
 		w.rec("info", fmt.Sprintf("start: %d lava-test-monitor-retry (timeout 00:05:00) [%s]", 3*i+3, ns))
 		for _, line := range strings.Split(strings.TrimSuffix(fb.console(t, js), "\n"), "\n") {
+			if fb.late && strings.HasPrefix(line, consoleframe.ExitTag) {
+				continue
+			}
 			w.rec("target", line)
 			if strings.HasPrefix(line, consoleframe.CaseTag) {
 				f := strings.Fields(line)
@@ -134,6 +147,16 @@ func fakeLog(t *testing.T, desc Description, boots []fakeBoot, end string) []byt
 			w.rec("info", "ok: end string found, lava test monitoring stopped")
 		}
 		w.rec("info", fmt.Sprintf("end: %d lava-test-monitor-retry (duration 00:00:05) [%s]", 3*i+3, ns))
+	}
+	// LAVA reads what is left of each console as it closes them.
+	for _, fb := range boots {
+		if fb.late {
+			w.recNS("feedback", consoleframe.ExitTag+" code=0", fb.name)
+		}
+		if !fb.panic && !fb.hang {
+			w.recNS("feedback", "[    3.1] reboot: Power down", fb.name)
+		}
+		w.rec("feedback", "poweroff")
 	}
 	switch end {
 	case "pass":
@@ -168,6 +191,9 @@ func TestParseLog(t *testing.T) {
 	d := l.Boots["default"]
 	if !d.Ended || d.TimedOut || !strings.HasPrefix(d.Command, "/usr/bin/qemu-system-x86_64 -M q35") || d.End.Sub(d.Start) <= 0 {
 		t.Errorf("default boot %+v", d)
+	}
+	if !strings.HasSuffix(strings.Join(d.Console, "\n"), "reboot: Power down") {
+		t.Errorf("the console's rest, read as LAVA closed it, is not the boot's: %q", d.Console[len(d.Console)-1])
 	}
 	if !strings.Contains(strings.Join(d.Console, "\n"), `["-ginkgo.v"]`) {
 		t.Errorf("the console's quotes are not the guest's: %q", d.Console)
