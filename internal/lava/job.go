@@ -68,12 +68,13 @@ func Suite(boot string) string { return "stackmap-" + boot }
 // suite starts prints nothing else to wait for. It ends at the guest's
 // status line, after every frame, or at a panic, before QEMU exits
 // (-no-reboot) and LAVA would end the whole job on the closed console.
-// Each pattern takes its line whole: LAVA matches the console as it
-// reads it, and a line cut between two reads would give a result cut
-// short, or log the rest of the line apart from the console.
+// Each pattern takes its line whole, to its newline (after one or two
+// carriage returns: the guest's tty and LAVA's each add one): LAVA matches
+// the console as it reads it, and a line cut between two reads would give
+// a result cut short, or log the rest of the line apart from the console.
 var (
 	monitorEnd     = "(" + consoleframe.ExitTag + " code=|" + consoleframe.GuestErrorTag + "|" + qemu.PanicMarker + `)[^\n]*\n`
-	monitorPattern = consoleframe.CaseTag + ` (?P<test_case_id>\S+) (?P<result>[A-Z]+)\r?\n`
+	monitorPattern = consoleframe.CaseTag + ` (?P<test_case_id>\S+) (?P<result>[A-Z]+)\r*\n`
 	// UNRESOLVED is never a pass: a failure, as the closing line counts it.
 	fixup = map[string]string{string(contract.Pass): "pass", string(contract.Fail): "fail",
 		string(contract.Unsupported): "skip", string(contract.Unresolved): "fail"}
