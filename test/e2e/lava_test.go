@@ -187,7 +187,8 @@ func TestLAVABootThatDies(t *testing.T) {
 
 // shellJob is a LAVA job that boots the kernel with a busybox rootfs
 // holding the suite binary and runs the repository's test definition in
-// LAVA's test shell, as a lab runs it on a board.
+// LAVA's test shell, as a lab runs it on a board. The kernel's command
+// line is a default boot's, whose trace_options= BASE-BOOTOPT-01 reads.
 const shellJob = `job_name: stackmap conformance test definition %[1]s
 device_type: qemu
 visibility: public
@@ -202,7 +203,7 @@ actions:
       images:
         kernel:
           url: file://%[2]s
-          image_arg: -kernel {kernel} -append "console=%[3]s loglevel=4 panic=-1" -no-reboot
+          image_arg: -kernel {kernel} -append "console=%[3]s loglevel=4 panic=-1 trace_options=noannotate rcupdate.rcu_expedited=1" -no-reboot
         ramdisk:
           url: file://%[4]s
           compression: gz
@@ -229,6 +230,7 @@ actions:
 // and LAVA's test shell need mounted.
 const shellInit = `#!/bin/busybox sh
 /bin/busybox --install -s /bin
+mount -t devtmpfs devtmpfs /dev
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t tmpfs tmpfs /tmp
