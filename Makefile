@@ -12,6 +12,11 @@
 #                      time to verdict against a bare boot; a series walk against full runs
 #   make review SERIES=mbox|msgid|base..head TREE=dir [BASE=rev] [ARCHES=a,b] [AGAINST=...]
 #                      walk a series patch by patch: build, boot and test every prefix
+#   make lava-job ARCH=... [KERNEL=|TREE=|IMAGE=] [PROFILE=] [LABELS=] [URL=]
+#                      a LAVA job of the run (results/<run>/lava/job.yaml) and a device for lava-run here
+#   make lava-results LOG=<lava-run's stderr or a LAVA server's job log>...
+#                      LAVA's log of a job judged as a run here: same reports, verdict and exit status
+#   make matrix LAVA=1 [LAVA_URL=]  the matrix's LAVA jobs instead of its runs
 #   make test          unit tests and end-to-end boots of both arches
 #
 # Exit status of qemu-test: 0 no spec failed, 1 a spec failed, 2 no verdict;
@@ -54,8 +59,12 @@ IMAGES  ?=
 REPS    ?= 3
 WALK_SERIES ?=
 WALK_TREE   ?=
+URL     ?=
+LOG     ?=
+LAVA    ?=
+LAVA_URL ?=
 
-.PHONY: go-check qemu-test kernel mutants stress matrix bench review reply test unit-test smct clean
+.PHONY: go-check qemu-test kernel mutants stress matrix bench review reply lava-job lava-results test unit-test smct clean
 
 # Go and the version go.mod asks for, checked before anything else: a
 # fresh machine may have neither, and Go's own message would not say how.
@@ -92,7 +101,18 @@ stress: smct
 # time; exits with the worst cell's status.
 matrix: smct
 	@./bin/smct matrix -images '$(IMAGES)' -profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' \
-		-require-feature '$(REQUIRE)' -seed '$(SEED)'
+		-require-feature '$(REQUIRE)' -seed '$(SEED)' $(if $(LAVA),-lava-jobs -lava-url '$(LAVA_URL)')
+
+# A LAVA job of the run qemu-test would make, for LAVA's qemu device type,
+# and the device dictionary that runs it here with lava-run.
+lava-job: smct
+	@./bin/smct lava -arch '$(ARCH)' -kernel '$(KERNEL)' -tree '$(TREE)' -image '$(IMAGE)' \
+		-profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' -jobs '$(JOBS)' -accel '$(ACCEL)' \
+		-cpu '$(CPU)' -mem '$(or $(MEM),512)' -require-feature '$(REQUIRE)' -seed '$(SEED)' -url '$(URL)'
+
+# LAVA's log of a job (or of several: a matrix's) judged as a run here.
+lava-results: smct
+	@./bin/smct lava-results -exit-codes '$(EXIT_CODES)' $(LOG)
 
 # Time to verdict of IMAGE= against a bare boot of the same kernel, and the
 # throughput of a matrix (the Debian entries, or IMAGES=); medians of REPS.

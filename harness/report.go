@@ -5,6 +5,7 @@ package harness
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 	"golang.org/x/term"
 
+	"github.com/ftrace-stackmap/conformance/internal/consoleframe"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
@@ -28,12 +30,43 @@ var (
 	// classLines prints each spec's class and reason as it ends: set
 	// where stdout is no terminal, so that logs say UNSUPPORTED and why.
 	classLines bool
+	// bootName names the specs in every report, as the boot that runs
+	// them: "default" in live mode.
+	bootName = contract.DefaultBoot
+	// caseLines prints a consoleframe case line per spec as it ends, for
+	// a runner that reads results off the console (a LAVA monitor).
+	caseLines bool
+	// requireFeature fails the specs that find the feature absent, as
+	// REQUIRE=stackmap does on the host; "" leaves them UNSUPPORTED.
+	requireFeature string
 )
 
 func registerReportFlags(fs *flag.FlagSet) {
 	fs.StringVar(&ktapPath, "smct.ktap", "", "write the run as KTAP to this file (- for stdout) when it ends, named like a QEMU run's")
 	fs.StringVar(&junitPath, "smct.junit", "", "write the run as JUnit XML to this file when it ends, as a QEMU run's junit.xml")
 	fs.StringVar(&exitCodes, "smct.exit-codes", report.ExitCodesSmct, "exit status convention: smct (0 ok, 1 failed) or kselftest (0 pass, 1 fail, 4 all skipped, 5 no verdict)")
+	fs.StringVar(&bootName, "smct.boot", contract.DefaultBoot, "name the specs <boot>.<ID> after this boot in the reports")
+	fs.BoolVar(&caseLines, "smct.case-lines", false, "print '"+consoleframe.CaseTag+" <name> <class>' for each spec as it ends, for a runner that reads the console")
+	fs.Func("smct.require", "stackmap: a stackmap spec that finds the feature absent fails, as REQUIRE=stackmap does", func(v string) error {
+		if v != "" && v != contract.LabelStackmap && v != "none" {
+			return fmt.Errorf("want stackmap or none")
+		}
+		requireFeature = strings.TrimPrefix(v, "none")
+		return nil
+	})
+}
+
+// requireWhy says who required the feature, for the reports.
+const requireWhy = "-smct.require=" + contract.LabelStackmap
+
+// summarize is the host's summary of reports this binary made, the
+// feature required when asked.
+func summarize(reports ...types.Report) report.Summary {
+	s := report.Summarize(bootName, reports)
+	if requireFeature != "" {
+		s.Require(requireFeature, requireWhy)
+	}
+	return s
 }
 
 // ConfigureOutput fits Ginkgo's output to where it goes: no colour when
@@ -51,16 +84,28 @@ func ConfigureOutput(c *types.ReporterConfig) {
 }
 
 var _ = ReportAfterEach(func(sr SpecReport) {
-	if !classLines {
+	if !classLines && !caseLines {
 		return
 	}
-	s := report.Summarize(contract.DefaultBoot, []types.Report{{SpecReports: types.SpecReports{sr}}})
+	s := summarize(types.Report{SpecReports: types.SpecReports{sr}})
 	s.SuiteProblems = nil // the suite's setup is reported once, at the end
-	s.WriteSpecs(os.Stdout)
+	if classLines {
+		s.WriteSpecs(os.Stdout)
+	}
+	if caseLines {
+		writeCases(os.Stdout, s)
+	}
 })
 
+// writeCases writes a case line per spec: its name and its class.
+func writeCases(w io.Writer, s report.Summary) {
+	for _, sp := range s.Specs {
+		consoleframe.WriteCase(w, sp.Name, string(sp.Class))
+	}
+}
+
 var _ = ReportAfterSuite("live reports", func(r Report) {
-	s := report.Summarize(contract.DefaultBoot, []types.Report{r})
+	s := summarize(r)
 	summary = &s
 	if ktapPath == "" && junitPath == "" {
 		return
@@ -86,7 +131,10 @@ var _ = ReportAfterSuite("live reports", func(r Report) {
 // machine of arch.
 func liveRun(r Report, s report.Summary, arch string) report.Run {
 	run := report.Run{Name: "live", Arch: arch, Image: "live mode: this machine's running kernel", Machine: "this machine (live mode)",
-		Profile: profile, Seed: r.SuiteConfig.RandomSeed, Verdict: s.Verdict(""), Started: r.StartTime, Plans: []string{contract.DefaultBoot}, Summary: s}
+		Profile: profile, Seed: r.SuiteConfig.RandomSeed, Verdict: s.Verdict(requireWhy), Started: r.StartTime, Plans: []string{bootName}, Summary: s}
+	if requireFeature != "" {
+		run.Require = requireFeature + " (" + requireWhy + ")"
+	}
 	if len(s.Specs) == 0 {
 		run.NoVerdict = "no spec ran"
 		if len(s.SuiteProblems) > 0 {

@@ -3,6 +3,7 @@
 package harness
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -49,5 +50,27 @@ func TestLiveReports(t *testing.T) {
 			t.Fatal(err)
 		}
 		golden.Check(t, name+"/junit.xml", report.Plain(string(b)))
+	}
+}
+
+// A boot of a runner that reads the console (a LAVA job) names its specs
+// after the boot and, when the run requires the feature, fails a stackmap
+// spec that found it absent, in its case lines as in its reports.
+func TestCaseLinesNameTheBootAndRequire(t *testing.T) {
+	defer func(b, r string) { bootName, requireFeature = b, r }(bootName, requireFeature)
+	bootName, requireFeature = "bits-12", contract.LabelStackmap
+	absent := types.ReportEntry{Name: contract.FeatureEntry, Value: types.WrapEntryValue(contract.NoStackmapFeature)}
+	r := types.Report{SpecReports: types.SpecReports{
+		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "[SM-BOOT-02] clamps", LeafNodeLabels: []string{"SM-BOOT-02", contract.LabelStackmap},
+			State: types.SpecStateSkipped, Failure: types.Failure{Message: contract.NoStackmapFeature},
+			ReportEntries: types.ReportEntries{contract.Mark(contract.Unsupported), absent}},
+		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "[BASE-ONOFF-01] turns", LeafNodeLabels: []string{"BASE-ONOFF-01", contract.LabelBaseline},
+			State: types.SpecStatePassed},
+	}}
+	var b strings.Builder
+	writeCases(&b, summarize(r))
+	want := "SMCT-CASE bits-12.SM-BOOT-02 FAIL\nSMCT-CASE bits-12.BASE-ONOFF-01 PASS\n"
+	if b.String() != want {
+		t.Errorf("case lines:\n%s\nwant\n%s", b.String(), want)
 	}
 }

@@ -219,6 +219,34 @@ func WithRunConfig(base, out string, cfg guest.RunConfig, extra ...cpio.Record) 
 	return dst.Close()
 }
 
+// Single writes base with cfg to w as one archive: a runner that unpacks
+// only the first archive of an initramfs (LAVA, to add its overlay) keeps
+// the run configuration too.
+func Single(base string, w io.Writer, cfg guest.RunConfig) error {
+	js, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	src, err := os.Open(base)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	rr, err := cpio.Newc.NewFileReader(src)
+	if err != nil {
+		return err
+	}
+	cw := cpio.Newc.Writer(w)
+	if err := cpio.Concat(cw, cpio.EOFReader{RecordReader: rr}, nil); err != nil {
+		return fmt.Errorf("initramfs: reading %s: %w", base, err)
+	}
+	rec := cpio.MakeReproducible(cpio.StaticFile(strings.TrimPrefix(guest.RunConfigPath, "/"), string(js), 0o644))
+	if err := cw.WriteRecord(rec); err != nil {
+		return err
+	}
+	return cpio.WriteTrailer(cw)
+}
+
 func writeArchive(path string, records []cpio.Record) error {
 	tmp := path + ".tmp"
 	f, err := os.Create(tmp)

@@ -5,6 +5,7 @@ package initramfs
 import (
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 
+	"bytes"
 	"context"
 	"io"
 	"os"
@@ -88,6 +89,40 @@ func TestWithRunConfigAppendsAnArchive(t *testing.T) {
 	os.WriteFile(cfgPath, []byte(`{"args":["-x"],"timeout_seconds":0}`), 0o644)
 	if _, err := guest.ReadRunConfig(cfgPath); err == nil {
 		t.Fatalf("ReadRunConfig accepted a zero timeout")
+	}
+}
+
+// A runner that reads only the first archive (LAVA) still finds the run
+// configuration: Single writes one archive, and nothing follows it.
+func TestSingleWritesOneArchive(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base.cpio")
+	if err := writeArchive(base, []cpio.Record{cpio.Directory("etc", 0o755), cpio.StaticFile("init", "x", 0o755)}); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "one.cpio")
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Single(base, f, guest.RunConfig{Args: []string{"-ginkgo.v"}, TimeoutSeconds: 60}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	data, _ := os.ReadFile(out)
+	recs, err := cpio.ReadAllRecords(cpio.Newc.Reader(bytes.NewReader(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range recs {
+		names = append(names, r.Name)
+	}
+	if !slices.Contains(names, "init") || !slices.Contains(names, "etc/smct/run.json") {
+		t.Errorf("the archive holds %v, want init and etc/smct/run.json", names)
+	}
+	if n := bytes.Count(data, []byte(cpio.Trailer)); n != 1 {
+		t.Errorf("%d trailers, want one archive", n)
 	}
 }
 

@@ -219,7 +219,16 @@ func (b Boot) Args() []string {
 	return append(args, b.Extra...)
 }
 
-const panicMarker = "Kernel panic - not syncing"
+// PanicMarker begins the line of a kernel that panics.
+const PanicMarker = "Kernel panic - not syncing"
+
+// PanicIn is a console line's panic, from its marker on, or "".
+func PanicIn(line string) string {
+	if i := strings.Index(line, PanicMarker); i >= 0 {
+		return strings.TrimSpace(line[i:])
+	}
+	return ""
+}
 
 // Run boots and waits for QEMU to exit, the timeout, or a panic.
 func Run(ctx context.Context, b Boot) (*Result, error) {
@@ -260,8 +269,8 @@ func Run(ctx context.Context, b Boot) (*Result, error) {
 		if b.Started != "" && strings.Contains(line, b.Started) {
 			w.started()
 		}
-		if i := strings.Index(line, panicMarker); i >= 0 && res.Panic == "" {
-			res.Panic = strings.TrimSpace(line[i:])
+		if p := PanicIn(line); p != "" && res.Panic == "" {
+			res.Panic = p
 			// panic=-1 and -no-reboot make QEMU exit; give it a moment to
 			// print the rest, then stop waiting for it.
 			time.AfterFunc(3*time.Second, cancel)

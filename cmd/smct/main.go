@@ -28,17 +28,21 @@ const usage = `usage: smct [-C PROJECT-DIR] COMMAND ...
   smct bench [-image ENTRY] [-reps 3] [-matrix-images a,b]
   smct review -series MBOX|MSGID|BASE..HEAD -tree DIR [-base REV] [-arches a,b] [-against SERIES]
   smct reply [-run DIR]
+  smct lava -arch arm64|x86_64 [-kernel PATH | -tree DIR | -image ENTRY] [-profile v4|v3] [-labels FILTER] [-url URL]
+  smct lava-results -log LAVA-LOG
   smct help`
 
 // commands are smct's subcommands; each parses its own flags.
 var commands = map[string]func(args []string, stdout, stderr io.Writer) int{
-	"qemu-test": qemuTestMain,
-	"kernel":    kernelMain,
-	"mutants":   mutantsMain,
-	"matrix":    matrixMain,
-	"review":    reviewMain,
-	"bench":     benchMain,
-	"reply":     replyMain,
+	"qemu-test":    qemuTestMain,
+	"kernel":       kernelMain,
+	"mutants":      mutantsMain,
+	"matrix":       matrixMain,
+	"review":       reviewMain,
+	"bench":        benchMain,
+	"reply":        replyMain,
+	"lava":         lavaMain,
+	"lava-results": lavaResultsMain,
 }
 
 func realMain(args []string, stdout, stderr io.Writer) int {

@@ -33,6 +33,8 @@ func matrixMain(args []string, stdout, stderr io.Writer) int {
 	entries := fs.String("images", "", "comma-separated images.lock entries (default: all)")
 	arches := fs.String("arches", "arm64,x86_64", "comma-separated arches")
 	resultsDir := fs.String("results", "", "where the matrix directory goes (default: the project's results/)")
+	lavaJobs := fs.Bool("lava-jobs", false, "write each cell's LAVA job (smct lava) instead of running it")
+	lavaURL := fs.String("lava-url", "", "with -lava-jobs: URL where the lab serves the matrix directory (default: file:// paths)")
 	if err := fs.Parse(args); err != nil {
 		return exitNoVerdict
 	}
@@ -53,6 +55,9 @@ func matrixMain(args []string, stdout, stderr io.Writer) int {
 		return exitNoVerdict
 	}
 	rep := progress.New(stderr)
+	if *lavaJobs {
+		return matrixJobs(o, *lavaURL, rep, stdout)
+	}
 	o.Done = func(c matrix.Cell, n, total int) {
 		fmt.Fprintf(progress.Over(rep, stdout), "[%d/%d] %s\n", n, total, matrix.Line(c))
 	}

@@ -36,6 +36,10 @@ const (
 	SelftestLogs   = "ftracetest-logs.txt" // the logs of the tests that did not pass
 )
 
+// JobFile is the frame the init sends first when the run configuration
+// has a Job.
+const JobFile = "job.json"
+
 // StartMarker begins the line the guest's init prints on the console when
 // it starts the suite: the host knows from it that the kernel came up.
 const StartMarker = "smct-init: running"
@@ -54,6 +58,11 @@ type RunConfig struct {
 	// Shell asks for busybox's shell on the console instead of the suite
 	// (SHELL=1): the machine powers off when it exits.
 	Shell bool `json:"shell,omitempty"`
+	// Job is what the host that wrote this configuration knew of the run,
+	// sent back as the frame JobFile before the suite starts: a runner
+	// elsewhere (a LAVA job) keeps only the console, so the run's
+	// description travels in it.
+	Job json.RawMessage `json:"job,omitempty"`
 }
 
 // ReadRunConfig reads the run configuration the host appended to the initramfs.

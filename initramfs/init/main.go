@@ -89,6 +89,11 @@ func run(console *os.File) (int, error) {
 	if cfg.Shell {
 		return 0, shell(console, cfg)
 	}
+	if len(cfg.Job) > 0 {
+		if err := consoleframe.Write(console, guest.JobFile, cfg.Job); err != nil {
+			return 0, err
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.TimeoutSeconds)*time.Second)
 	defer cancel()
 	args := append([]string{"-ginkgo.json-report=" + reportPath}, cfg.Args...)

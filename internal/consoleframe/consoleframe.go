@@ -10,7 +10,9 @@
 //	SMCT-FRAME-END name=report.json
 //
 // and ends with one status line, "SMCT-EXIT code=N", or "SMCT-GUEST-ERROR msg"
-// when it could not run the suite. Kernel messages may land between lines; a
+// when it could not run the suite. A runner that reads results off the
+// console as they come (a LAVA monitor) may also be given a line per spec,
+// "SMCT-CASE <name> <class>"; the host's verdict comes from the frames. Kernel messages may land between lines; a
 // body line with any character outside base64 is taken for one and skipped.
 // A frame whose size or checksum does not match is reported, never used.
 package consoleframe
@@ -32,9 +34,17 @@ import (
 const (
 	beginTag      = "SMCT-FRAME-BEGIN"
 	endTag        = "SMCT-FRAME-END"
-	exitTag       = "SMCT-EXIT"
-	guestErrorTag = "SMCT-GUEST-ERROR"
+	exitTag       = ExitTag
+	guestErrorTag = GuestErrorTag
 	lineWidth     = 76
+)
+
+// The words that begin the guest's status lines and case lines, for a
+// reader that matches them itself (a LAVA job's patterns).
+const (
+	ExitTag       = "SMCT-EXIT"
+	GuestErrorTag = "SMCT-GUEST-ERROR"
+	CaseTag       = "SMCT-CASE"
 )
 
 // Write encodes one file as a frame on w.
@@ -74,6 +84,16 @@ func WriteExit(w io.Writer, code int) error {
 // WriteGuestError tells the host that the guest could not run the suite.
 func WriteGuestError(w io.Writer, msg string) error {
 	_, err := fmt.Fprintf(w, "\n%s %s\n", guestErrorTag, strings.ReplaceAll(msg, "\n", " "))
+	return err
+}
+
+// WriteCase writes one spec's verdict on a line of its own: its name
+// (which has no spaces) and its class.
+func WriteCase(w io.Writer, name, class string) error {
+	if name == "" || strings.ContainsAny(name, " \t\r\n") {
+		return fmt.Errorf("consoleframe.WriteCase: bad name %q", name)
+	}
+	_, err := fmt.Fprintf(w, "%s %s %s\n", CaseTag, name, class)
 	return err
 }
 

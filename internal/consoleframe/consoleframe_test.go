@@ -143,3 +143,23 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// Case lines are for a reader of the console; the frames around them
+// decode as before.
+func TestCaseLinesLeaveFramesWhole(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteCase(&b, "default.SM-RESET-01", "PASS"); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != "SMCT-CASE default.SM-RESET-01 PASS\n" {
+		t.Fatalf("case line %q", b.String())
+	}
+	if WriteCase(&b, "two words", "PASS") == nil {
+		t.Errorf("WriteCase took a name with a space")
+	}
+	log := b.String() + encode(t, map[string][]byte{"report.json": payload(3000)}, 0)
+	c, err := Decode(strings.NewReader(log))
+	if err != nil || len(c.Problems) > 0 || c.Files["report.json"] == nil || !c.HaveExit {
+		t.Fatalf("Decode: %v, %+v", err, c)
+	}
+}

@@ -32,6 +32,7 @@ type Options struct {
 	LockFile   string
 	CacheDir   string
 	ResultsDir string             // parent of the run directories
+	Kind       string             // what makes the run, first in its directory's name; "" for a run here
 	Progress   *progress.Reporter // steps as they run, on a terminal; notes always
 	Echo       io.Writer          // the guest console, if wanted live
 	Jobs       int                // make -j for a kernel built here; 0 means one per CPU
@@ -118,7 +119,7 @@ func (o Options) start() (*results.Result, error) {
 		archName = "unknown-arch" // a run has one arch, even when not given
 	}
 	var err error
-	if res.Dir, err = results.NewRunDir(o.ResultsDir, "", archName); err != nil {
+	if res.Dir, err = results.NewRunDir(o.ResultsDir, o.Kind, archName); err != nil {
 		return nil, failed("making the run directory", err)
 	}
 	return res, nil
@@ -151,6 +152,7 @@ type run struct {
 	reports   []types.Report   // Ginkgo's, of every boot kept so far
 	summaries []report.Summary // theirs, boot by boot
 	bootsUp   bool             // a boot without a plan's parameters reached the suite
+	booter    booter           // makes each boot; nil boots here, under QEMU
 
 	mu        sync.Mutex
 	noFeature string // why the default boot found no feature, if it did not

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package lava
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/ftrace-stackmap/conformance/initramfs/guest"
+	"github.com/ftrace-stackmap/conformance/internal/consoleframe"
+	"github.com/ftrace-stackmap/conformance/internal/qemutest"
+	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
+	"github.com/ftrace-stackmap/conformance/qemu"
+)
+
+// Results judges a LAVA job's log as a run made here is judged, and
+// returns its result in a run directory of its own under o.ResultsDir
+// (results/latest pointing at it). Like qemutest.Run, on a problem that
+// leaves no verdict (a log that is not LAVA's, a job LAVA ended with an
+// error, a job that never reached the suite) it returns an
+// *qemutest.InfraError, with the run directory in the result.
+func Results(ctx context.Context, rn *qemutest.Runner, o qemutest.Options, logFile string) (*results.Result, *Log, error) {
+	f, err := os.Open(logFile)
+	if err != nil {
+		res, derr := runDir(o, nil)
+		return res, nil, noVerdict(derr, "reading LAVA's log: %v", err)
+	}
+	l, err := ParseLog(f)
+	f.Close()
+	if err != nil {
+		res, derr := runDir(o, nil)
+		return res, nil, noVerdict(derr, "%s: %v", logFile, err)
+	}
+	boots, desc := l.recorded()
+	res, err := runDir(o, desc)
+	if err != nil {
+		return res, l, err
+	}
+	if why := l.Failed(); why != "" {
+		return res, l, noVerdict(nil, "%s", why)
+	}
+	if desc == nil {
+		what := "no boot of the job reached the suite's init"
+		if len(boots) == 0 {
+			what = "the job made no boot: its log has no console"
+		}
+		return res, l, noVerdict(nil, "%s (%s)", what, logFile)
+	}
+	res.Machine = l.machine(desc.Job, logFile)
+	o.Request = desc.Request
+	res, err = rn.Collect(ctx, o, res, boots)
+	return res, l, err
+}
+
+// noVerdict is the error of a log that gives no verdict; err, when not
+// nil, came first.
+func noVerdict(err error, format string, args ...any) error {
+	if err != nil {
+		return err
+	}
+	return &qemutest.InfraError{Err: fmt.Errorf(format, args...)}
+}
+
+// runDir makes the run's directory, named after the job's arch when the
+// description is known, and fills in what the job's maker knew.
+func runDir(o qemutest.Options, desc *Description) (*results.Result, error) {
+	res := &results.Result{}
+	archName := ""
+	if desc != nil {
+		res.Request, res.Kernel, res.Entry, res.Source, res.KernelSHA = desc.Request, desc.Kernel, desc.Entry, desc.Source, desc.KernelSHA
+		res.Required, res.RequiredWhy, res.Suite, res.Plans = desc.Required, desc.RequiredWhy, desc.Suite, desc.Plans
+		archName = desc.Request.Arch
+	}
+	var err error
+	if res.Dir, err = results.NewRunDir(o.ResultsDir, "lava", archName); err != nil {
+		return nil, &qemutest.InfraError{Err: fmt.Errorf("making the run directory: %w", err)}
+	}
+	return res, nil
+}
+
+// recorded are the boots of the log as qemutest.Collect judges them, by
+// namespace (the boot plan's name), and the run's description, which the
+// first boot that reached the init sent back.
+func (l *Log) recorded() (map[string]qemutest.Recorded, *Description) {
+	boots := map[string]qemutest.Recorded{}
+	var desc *Description
+	for _, ns := range l.Order {
+		b := l.Boots[ns]
+		if len(b.Console) == 0 {
+			continue
+		}
+		console := strings.Join(b.Console, "\n") + "\n"
+		r := qemutest.Recorded{Console: []byte(console), Command: b.Command,
+			Boot: qemu.Result{Duration: max(0, b.End.Sub(b.Start)), TimedOut: b.TimedOut, Reached: strings.Contains(console, guest.StartMarker)}}
+		if b.Quiet {
+			r.Boot.Silent, r.Boot.Quiet = true, QuietTimeout
+		}
+		for _, line := range b.Console {
+			if p := qemu.PanicIn(line); p != "" {
+				r.Boot.Panic = p
+				break
+			}
+		}
+		boots[ns] = r
+		if desc == nil {
+			desc = description(r.Console)
+		}
+	}
+	return boots, desc
+}
+
+// description is the run's description in a boot's console, or nil.
+func description(console []byte) *Description {
+	c, err := consoleframe.Decode(bytes.NewReader(console))
+	if err != nil || c.Files[guest.JobFile] == nil {
+		return nil
+	}
+	var d Description
+	if json.Unmarshal(c.Files[guest.JobFile], &d) != nil || d.Request.Arch == "" {
+		return nil
+	}
+	return &d
+}
+
+// machine says where the boots ran, for the reports: the LAVA job, its
+// log, and QEMU's options as LAVA ran them.
+func (l *Log) machine(job, logFile string) string {
+	var opts []string
+	for _, ns := range l.Order {
+		if words := strings.Fields(l.Boots[ns].Command); len(words) > 0 {
+			i := slices.Index(words, "-kernel")
+			if i < 0 {
+				i = len(words)
+			}
+			opts = words[:i]
+			break
+		}
+	}
+	name := fmt.Sprintf("LAVA job %q", job)
+	if l.JobID != "" {
+		name = fmt.Sprintf("LAVA job %s %q", l.JobID, job)
+	}
+	return fmt.Sprintf("%s (lava-dispatcher %s, log %s): QEMU %s %s", name, l.Dispatcher, logFile, l.QEMU, strings.Join(opts, " "))
+}
+
+// Agreement compares the cases LAVA recorded with the run's verdict of the
+// same specs: how many agree, and each that does not, or that LAVA has for
+// a spec the verdict does not count.
+func (l *Log) Agreement(s report.Summary) (agree int, differ []string) {
+	specs := map[string]report.Spec{}
+	for _, sp := range s.Specs {
+		specs[sp.Name] = sp
+	}
+	for _, c := range l.Cases {
+		sp, ok := specs[c.ID]
+		switch {
+		case !ok:
+			differ = append(differ, fmt.Sprintf("%s/%s: %s in LAVA, not in the verdict", c.Suite, c.Name, c.Result))
+		case fixup[string(sp.Class)] != c.Result:
+			differ = append(differ, fmt.Sprintf("%s/%s: %s in LAVA, %s in the verdict", c.Suite, c.Name, c.Result, sp.Class))
+		default:
+			agree++
+		}
+	}
+	return agree, differ
+}

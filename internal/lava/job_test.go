@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package lava
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/ftrace-stackmap/conformance/internal/apt"
+	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/qemu"
+)
+
+// testJob is a job of two boots over artefacts in dir: the default boot
+// and one with a parameter on two CPUs.
+func testJob(t *testing.T, dir, archName string) Job {
+	a := arch.MustLookup(archName)
+	art := func(name string) Artefact {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return Artefact{Path: p, SHA256: strings.Repeat("ab", 32)}
+	}
+	m := qemu.MachineFor(a).WithAccel(qemu.Accel{Name: "tcg"})
+	return Job{Name: "stackmap conformance reference " + a.Name, Arch: a, Machine: m, Memory: "512", Kernel: art("kernel.gz"),
+		Metadata: map[string]string{"stackmap.seed": "7"},
+		Blocks: []Block{
+			{Name: "default", CommandLine: "console=" + a.Console + " panic=-1", Initrd: art("initrd-default.cpio.gz"), Timeout: 5 * time.Minute},
+			{Name: "stress", CommandLine: "console=" + a.Console + " ftrace_stackmap.bits=10", CPUs: 2, Initrd: art("initrd-stress.cpio.gz"), Timeout: 90 * time.Second},
+		}}
+}
+
+// writeTestJob writes a test job's files as Write does.
+func writeTestJob(t *testing.T, archName string) *Files {
+	dir := t.TempDir()
+	j := testJob(t, dir, archName)
+	job, err := j.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	device, err := j.Device()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &Files{Dir: dir, Job: filepath.Join(dir, "job.yaml"), Device: filepath.Join(dir, "device.yaml")}
+	os.WriteFile(f.Job, job, 0o644)
+	os.WriteFile(f.Device, device, 0o644)
+	return f
+}
+
+// Each boot is a deploy, boot and test block of its own namespace: its
+// kernel parameters in the kernel's image_arg, the time of its test the
+// boot's, skipped on a timeout so the next boots run.
+func TestJobHasABlockPerBoot(t *testing.T) {
+	f := writeTestJob(t, "x86_64")
+	data, _ := os.ReadFile(f.Job)
+	var job jobFile
+	if err := yaml.Unmarshal(data, &job); err != nil {
+		t.Fatal(err)
+	}
+	if len(job.Actions) != 6 {
+		t.Fatalf("%d actions, want deploy, boot and test for each of 2 boots", len(job.Actions))
+	}
+	d, b, tst := job.Actions[3].Deploy, job.Actions[4].Boot, job.Actions[5].Test
+	if d == nil || b == nil || tst == nil || d.Namespace != "stress" || b.Namespace != "stress" || tst.Namespace != "stress" {
+		t.Fatalf("second block: %+v", job.Actions[3:])
+	}
+	if arg := d.Images["kernel"].ImageArg; !strings.Contains(arg, `-append "console=ttyS0 ftrace_stackmap.bits=10"`) || !strings.Contains(arg, "-smp 2") {
+		t.Errorf("kernel image_arg %q: want the boot's command line and its CPUs", arg)
+	}
+	if d.Images["ramdisk"].URL != "file://"+filepath.Join(f.Dir, "initrd-stress.cpio.gz") {
+		t.Errorf("ramdisk url %q", d.Images["ramdisk"].URL)
+	}
+	if tst.Timeout != (limit{Seconds: 90, Skip: true}) {
+		t.Errorf("test timeout %+v, want the boot's 90 s, skipped", tst.Timeout)
+	}
+	m := tst.Monitors[0]
+	if m.Name != "stackmap-stress" || m.Fixupdict["UNRESOLVED"] != "fail" || m.Fixupdict["UNSUPPORTED"] != "skip" {
+		t.Errorf("monitor %+v", m)
+	}
+	if job.Timeouts["job"].Minutes < 2*5+2*2+5 {
+		t.Errorf("job timeout %+v is less than its blocks'", job.Timeouts["job"])
+	}
+	if job.Context["arch"] != "x86_64" || job.Context["machine"] != "q35" {
+		t.Errorf("context %v", job.Context)
+	}
+}
+
+// A lab's file server: the artefacts' URLs are under its prefix.
+func TestJobURLPrefix(t *testing.T) {
+	j := testJob(t, t.TempDir(), "arm64")
+	j.URL = "https://lab.example.org/stackmap/job-1/"
+	data, err := j.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "url: https://lab.example.org/stackmap/job-1/initrd-default.cpio.gz") {
+		t.Errorf("no artefact under the URL prefix in\n%s", data)
+	}
+}
+
+// needDispatcher skips a test without LAVA's dispatcher, unless the run
+// was asked to set up what the boots need (make test: SMCT_E2E=1), which
+// installs it from Debian.
+func needDispatcher(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(LavaRun); err == nil {
+		return
+	}
+	if os.Getenv("SMCT_E2E") != "1" {
+		t.Skip("lava-dispatcher is not installed (apt-get install --no-install-recommends lava-dispatcher; make test installs it)")
+	}
+	if err := apt.Ensure(os.Stderr, apt.Need{Path: LavaRun, Package: "lava-dispatcher"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The job and the device dictionary pass LAVA's own schemas, and
+// lava-run --validate builds the job's pipeline for the device: the
+// dispatcher refuses a device without a constant it reads, a context
+// variable it does not know, a timeout longer than the job's.
+func TestJobPassesLAVAsValidation(t *testing.T) {
+	needDispatcher(t)
+	for _, a := range arch.Names() {
+		f := writeTestJob(t, a)
+		if err := Validate(context.Background(), f, true); err != nil {
+			t.Fatalf("%s: %v", a, err)
+		}
+		if os.Geteuid() != 0 {
+			t.Logf("not root: lava-run --validate not run, only LAVA's schemas")
+		}
+	}
+}
+
+// LAVA's schema is the judge: a job it would refuse is refused.
+func TestValidationRefusesABadJob(t *testing.T) {
+	f := writeTestJob(t, "x86_64")
+	data, _ := os.ReadFile(f.Job)
+	os.WriteFile(f.Job, []byte(strings.Replace(string(data), "method: qemu", "method: qemu\n      bogus: 1", 1)), 0o644)
+	needDispatcher(t)
+	err := Validate(context.Background(), f, false)
+	if err == nil || !strings.Contains(err.Error(), "bogus") {
+		t.Fatalf("Validate = %v, want LAVA's schema to refuse the extra key", err)
+	}
+}

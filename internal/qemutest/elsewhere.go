@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package qemutest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+
+	"github.com/ftrace-stackmap/conformance/initramfs"
+	"github.com/ftrace-stackmap/conformance/initramfs/guest"
+	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/progress"
+	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/qemu"
+)
+
+// Runs whose boots another runner makes (a LAVA job): Plan prepares one as
+// Run would and says which boots it would make; Collect judges what that
+// runner recorded of them as Run judges its own boots, with the same code.
+
+// PlannedBoot is one boot a run would make.
+type PlannedBoot struct {
+	Plan        contract.BootPlan
+	Config      guest.RunConfig // what the guest runs
+	CommandLine string          // the kernel's
+	// Control marks the boot without any plan's parameters that a run
+	// makes only after a boot with them died; one made elsewhere cannot
+	// wait for that, so it is planned whenever no other boot is without.
+	Control bool
+}
+
+// Planned is a run prepared for boots made elsewhere.
+type Planned struct {
+	Result    *results.Result // its directory, its kernel and what it requires
+	Kernel    string          // the file QEMU boots
+	Initramfs string          // the suite's, without a run configuration
+	Machine   qemu.Machine
+	Boots     []PlannedBoot
+}
+
+// Plan prepares a run as Run does, from checking the input to listing the
+// specs, and plans the boots it would make, without booting. On an
+// infrastructure problem it returns an *InfraError, and the run's
+// directory when it was made.
+func (rn *Runner) Plan(ctx context.Context, o Options) (*Planned, error) {
+	if o.Seed == 0 {
+		o.Seed = NewSeed()
+	}
+	if o.FtraceDir != "" {
+		return nil, infra("FTRACETEST= runs in a boot made here only")
+	}
+	r, res, err := rn.begin(ctx, o)
+	if err != nil {
+		return &Planned{Result: res}, err
+	}
+	p := &Planned{Result: res, Kernel: r.kernel, Initramfs: r.base, Machine: r.m}
+	control := true
+	for _, plan := range r.o.plans() {
+		filter := plan.Filter(o.Labels)
+		chosen, err := selected(r.specs, filter)
+		if err != nil {
+			return p, infra("LABELS=%q: %w", o.Labels, err)
+		}
+		if len(chosen) == 0 {
+			continue
+		}
+		control = control && len(plan.Append) > 0
+		p.Boots = append(p.Boots, r.planned(plan, filter))
+	}
+	if len(p.Boots) == 0 {
+		return p, infra("LABELS=%q selects no spec", o.Labels)
+	}
+	if control {
+		b := r.planned(controlPlan, controlPlan.Labels)
+		b.Control = true
+		p.Boots = append(p.Boots, b)
+	}
+	return p, nil
+}
+
+// planned is a plan's boot as this run would make it.
+func (r *run) planned(plan contract.BootPlan, filter string) PlannedBoot {
+	cfg, _ := r.o.runConfig(filter, nil)
+	return PlannedBoot{Plan: plan, Config: cfg, CommandLine: r.o.qemuBoot(r.m, r.kernel, "", "", plan).CommandLine()}
+}
+
+// Recorded is how a boot made elsewhere went: its console as QEMU's would
+// be saved, the command that booted it, and how it ended (Reached, Panic,
+// TimedOut, Silent and Duration as qemu.Run would say).
+type Recorded struct {
+	Console []byte
+	Command string
+	Boot    qemu.Result
+}
+
+// Collect judges the boots made elsewhere of a run Plan prepared, as Run
+// judges its own, and returns its result: res is what the run's maker
+// knew (its directory made, its request, its kernel and what it requires),
+// boots the record of each boot by its plan's name. A boot of the plans
+// that is not in boots leaves the run without a verdict.
+func (rn *Runner) Collect(ctx context.Context, o Options, res *results.Result, boots map[string]Recorded) (*results.Result, error) {
+	o.Lanes, o.Echo = 1, nil
+	r := &run{o: o, res: res, console: results.NewConsole(res.Dir)}
+	r.booter = func(_ context.Context, plan contract.BootPlan, _ string, _ *selftestSetup, dir string, _ *progress.Reporter) (*qemu.Result, error) {
+		b, ok := boots[plan.Name]
+		if !ok {
+			return nil, infra("boot %s was not made: the record has no console of it", plan.Name)
+		}
+		log := filepath.Join(dir, "console.log")
+		if err := os.WriteFile(log, b.Console, 0o644); err != nil {
+			return nil, failed("writing the console", err)
+		}
+		r.console.Add(plan.Name, b.Command, log)
+		os.WriteFile(filepath.Join(dir, "qemu-command.txt"), []byte(b.Command+"\n"), 0o644)
+		boot := b.Boot
+		return &boot, nil
+	}
+	// The specs each boot selects, listed as Run lists them.
+	a, err := arch.Lookup(o.Arch)
+	if err != nil {
+		return res, &InfraError{Err: err}
+	}
+	rn.preparing.Lock()
+	bld := initramfs.Builder{ModuleDir: o.ModuleDir, OutDir: filepath.Join(o.ModuleDir, "build", a.Name), Arch: a}
+	step := o.Progress.Step("listing the specs (%s)", a.Name)
+	_, err = bld.Build(ctx)
+	if err == nil {
+		r.specs, err = listSpecs(ctx, bld.HostSuite())
+	}
+	step(err)
+	rn.preparing.Unlock()
+	if err != nil {
+		return res, failed("listing the specs", err)
+	}
+	if err := r.bootAll(ctx, o.plans()); err != nil {
+		return res, err
+	}
+	return r.finish()
+}
