@@ -188,7 +188,7 @@ func (b Builder) goTool(ctx context.Context, goarch string, args ...string) erro
 // WithRunConfig writes out = base followed by an archive holding cfg and
 // any extra files.
 func WithRunConfig(base, out string, cfg guest.RunConfig, extra ...cpio.Record) error {
-	js, err := json.Marshal(cfg)
+	rec, err := runConfigRecord(cfg)
 	if err != nil {
 		return err
 	}
@@ -206,7 +206,7 @@ func WithRunConfig(base, out string, cfg guest.RunConfig, extra ...cpio.Record) 
 		return err
 	}
 	w := cpio.Newc.Writer(dst)
-	records := append([]cpio.Record{cpio.StaticFile(strings.TrimPrefix(guest.RunConfigPath, "/"), string(js), 0o644)}, extra...)
+	records := append([]cpio.Record{rec}, extra...)
 	cpio.MakeAllReproducible(records)
 	if err := cpio.WriteRecordsAndDirs(w, records); err != nil {
 		dst.Close()
@@ -223,7 +223,7 @@ func WithRunConfig(base, out string, cfg guest.RunConfig, extra ...cpio.Record) 
 // only the first archive of an initramfs (LAVA, to add its overlay) keeps
 // the run configuration too.
 func Single(base string, w io.Writer, cfg guest.RunConfig) error {
-	js, err := json.Marshal(cfg)
+	rec, err := runConfigRecord(cfg)
 	if err != nil {
 		return err
 	}
@@ -240,11 +240,19 @@ func Single(base string, w io.Writer, cfg guest.RunConfig) error {
 	if err := cpio.Concat(cw, cpio.EOFReader{RecordReader: rr}, nil); err != nil {
 		return fmt.Errorf("initramfs: reading %s: %w", base, err)
 	}
-	rec := cpio.MakeReproducible(cpio.StaticFile(strings.TrimPrefix(guest.RunConfigPath, "/"), string(js), 0o644))
-	if err := cw.WriteRecord(rec); err != nil {
+	if err := cw.WriteRecord(cpio.MakeReproducible(rec)); err != nil {
 		return err
 	}
 	return cpio.WriteTrailer(cw)
+}
+
+// runConfigRecord is the run configuration as the file the init reads.
+func runConfigRecord(cfg guest.RunConfig) (cpio.Record, error) {
+	js, err := json.Marshal(cfg)
+	if err != nil {
+		return cpio.Record{}, err
+	}
+	return cpio.StaticFile(strings.TrimPrefix(guest.RunConfigPath, "/"), string(js), 0o644), nil
 }
 
 func writeArchive(path string, records []cpio.Record) error {
