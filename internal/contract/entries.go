@@ -22,4 +22,5 @@ const (
 	LabelStackmap  = "stackmap"   // the stackmap ABI
 	LabelNeedsBoot = "needs-boot" // needs a boot with its own command line
 	LabelStress    = "stress"     // the hot path under load (make stress)
+	LabelFullMap   = "full-map"   // the smallest map, filled past capacity
 )

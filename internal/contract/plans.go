@@ -24,7 +24,8 @@ func (p BootPlan) IsDefault() bool { return p.Name == DefaultBoot }
 
 // plans are the boots a full run makes, default first. The bits values
 // cover in range, in range as hex, both clamps, and values that are not a
-// number (SM-BOOT-02), and the bare parameter (SM-BOOT-03).
+// number (SM-BOOT-02), and the bare parameter (SM-BOOT-03); the full-map
+// boot fills the smallest map.
 var plans = []BootPlan{
 	{Name: DefaultBoot, Labels: "!" + LabelNeedsBoot + " && !" + LabelStress},
 	{Name: "trace-options", Append: []string{"trace_options=stackmap,stacktrace"}, Labels: "SM-BOOT-01"},
@@ -34,6 +35,9 @@ var plans = []BootPlan{
 	{Name: "bits-3", Append: []string{"ftrace_stackmap.bits=3"}, Labels: "SM-BOOT-02"},
 	{Name: "bits-word", Append: []string{"ftrace_stackmap.bits=many"}, Labels: "SM-BOOT-02"},
 	{Name: "bits-bare", Append: []string{"ftrace_stackmap.bits"}, Labels: "SM-BOOT-03"},
+	// The smallest map, on one CPU, filled past its capacity: drops, the
+	// success rate and the exports at capacity, and a reset of a full map.
+	{Name: "full-map", Append: []string{"ftrace_stackmap.bits=10"}, Labels: LabelFullMap},
 	// The hot path under load, on two CPUs, with the smallest map so that
 	// it fills and the full-stack fallback runs too: `make stress`.
 	{Name: "stress", Append: []string{"ftrace_stackmap.bits=10"}, Labels: LabelStress, CPUs: 2, OptIn: true},

@@ -32,7 +32,10 @@ type Fault struct {
 	Echoes []string
 }
 
-var defaultBoot = []string{contract.DefaultBoot}
+var (
+	defaultBoot = []string{contract.DefaultBoot}
+	fullMapBoot = []string{"full-map"}
+)
 
 // faults lists every fault switch; kernel/README.md describes them.
 var faults = []Fault{
@@ -80,6 +83,14 @@ var faults = []Fault{
 	{"inst_rmdir", "SM-INST-03", defaultBoot, nil},
 	{"busy_reads", "SM-ROBUST-01", defaultBoot, nil},
 	{"depth_truncate", "SM-DEPTH-01", defaultBoot, nil},
+	{"drops_early", "SM-STAT-03", fullMapBoot, nil},
+	{"drop_no_fallback", "SM-STAT-03", fullMapBoot, nil},
+	{"rate_ignores_drops", "SM-STAT-01", fullMapBoot, nil},
+	{"bin_full_short", "SM-BIN-03", fullMapBoot, nil},
+	{"reset_keeps_drops", "SM-RESET-04", fullMapBoot, nil},
+	{"reset_keeps_pool", "SM-RESET-04", fullMapBoot, nil},
+	{"reset_queue", "SM-RESET-01", defaultBoot, nil},
+	{"text_rewind", "SM-ROBUST-01", defaultBoot, nil},
 }
 
 // Faults are every fault switch of the reference kernel, in the order the

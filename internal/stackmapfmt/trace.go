@@ -13,6 +13,14 @@ type TraceStacks struct {
 	FullStacks int   // "<stack trace>" blocks
 	// FullDepths are the frame counts of the "<stack trace>" blocks, in order.
 	FullDepths []int
+	// Order is every stack of trace, ids and full stacks, as trace lists them.
+	Order []TraceStack
+}
+
+// TraceStack is one stack of trace: an id, or a full stack of Depth frames.
+type TraceStack struct {
+	ID    int // -1 for a full stack
+	Depth int // frames of a full stack
 }
 
 // Deepest returns the frame count of the deepest full stack, or 0.
@@ -33,11 +41,14 @@ func ParseTrace(text string) TraceStacks {
 		line = strings.TrimRight(line, " \r")
 		if m := stackIDRE.FindStringSubmatch(line); m != nil {
 			t.IDs = append(t.IDs, atoi(m[1]))
+			t.Order = append(t.Order, TraceStack{ID: atoi(m[1])})
 		} else if strings.HasSuffix(line, "<stack trace>") {
 			t.FullStacks++
 			t.FullDepths = append(t.FullDepths, 0)
+			t.Order = append(t.Order, TraceStack{ID: -1})
 		} else if strings.HasPrefix(strings.TrimSpace(line), "=>") && len(t.FullDepths) > 0 {
 			t.FullDepths[len(t.FullDepths)-1]++
+			t.Order[len(t.Order)-1].Depth++
 		}
 	}
 	return t
@@ -53,6 +64,34 @@ func Events(text string) int {
 			continue
 		}
 		n++
+	}
+	return n
+}
+
+// FirstDrop looks for the first full stack of at most MaxDepth frames, one
+// the map could have held, and returns how many distinct ids trace had
+// shown before it; found is false when there is none. Deeper stacks are
+// left out: they are never stored, full map or not.
+func (t TraceStacks) FirstDrop() (distinct int, found bool) {
+	seen := map[int]bool{}
+	for _, s := range t.Order {
+		switch {
+		case s.ID >= 0:
+			seen[s.ID] = true
+		case s.Depth <= MaxDepth:
+			return len(seen), true
+		}
+	}
+	return len(seen), false
+}
+
+// SmallFullStacks counts the full stacks of at most MaxDepth frames.
+func (t TraceStacks) SmallFullStacks() int {
+	n := 0
+	for _, d := range t.FullDepths {
+		if d <= MaxDepth {
+			n++
+		}
 	}
 	return n
 }

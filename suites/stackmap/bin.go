@@ -52,21 +52,8 @@ var _ = describe("the binary export", func() {
 			harness.Prerequisite("SM-TEXT-01", wrap(err, "reading stack_map"))
 			harness.Capture("stack_map", []byte(text))
 		}
-		blocks := readBlocks(tfs)
-		bin := readBin(tfs)
-		Expect(bin.Records).To(HaveLen(len(blocks)), "stack_map_bin has %d records, stack_map %d blocks", len(bin.Records), len(blocks))
-		syms := harness.LoadKallsyms()
-		if syms == nil {
-			harness.Note("symbols not compared: /proc/kallsyms shows no addresses (kptr_restrict?); ids, depths, ref counts and raw addresses were")
-		}
-		for i, r := range bin.Records {
-			b := blocks[i]
-			Expect([]int{int(r.ID), int(r.Nr), int(r.Ref)}).To(Equal([]int{b.ID, b.Depth, b.Ref}),
-				"record %d: binary id %d depth %d ref %d, text id %d depth %d ref %d", i, r.ID, r.Nr, r.Ref, b.ID, b.Depth, b.Ref)
-			for f, addr := range r.Addrs {
-				Expect(frameMatches(b.Frames[f], addr, syms)).To(Succeed(), "stack %d frame [%d]", b.ID, f)
-			}
-		}
+		// clause SM-BIN-03.1 SM-BIN-03.2
+		compareExports(readBlocks(tfs), readBin(tfs))
 	})
 
 	harness.ReqIt("SM-BIN-04", "takes its snapshot at open: an open file keeps the old records across a reset", func() {
@@ -91,6 +78,24 @@ var _ = describe("the binary export", func() {
 		Expect(readBin(tfs).Records).To(BeEmpty(), "a file opened after the reset still has records")
 	})
 })
+
+// compareExports is SM-BIN-03's check: the binary's records match the
+// text's blocks one for one, and each address lies in its frame's symbol.
+func compareExports(blocks []fmtx.Block, bin fmtx.Bin) {
+	Expect(bin.Records).To(HaveLen(len(blocks)), "[SM-BIN-03.1] stack_map_bin has %d records, stack_map %d blocks", len(bin.Records), len(blocks))
+	syms := harness.LoadKallsyms()
+	if syms == nil {
+		harness.Note("symbols not compared: /proc/kallsyms shows no addresses (kptr_restrict?); ids, depths, ref counts and raw addresses were")
+	}
+	for i, r := range bin.Records {
+		b := blocks[i]
+		Expect([]int{int(r.ID), int(r.Nr), int(r.Ref)}).To(Equal([]int{b.ID, b.Depth, b.Ref}),
+			"[SM-BIN-03.1] record %d: binary id %d depth %d ref %d, text id %d depth %d ref %d", i, r.ID, r.Nr, r.Ref, b.ID, b.Depth, b.Ref)
+		for f, addr := range r.Addrs {
+			Expect(frameMatches(b.Frames[f], addr, syms)).To(Succeed(), "[SM-BIN-03.2] stack %d frame [%d]", b.ID, f)
+		}
+	}
+}
 
 // frameMatches checks a text frame ("sym+0x10/0x40 [mod]", "0x...", or the
 // trampoline marker) against the binary's address for it.

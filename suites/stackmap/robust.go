@@ -5,6 +5,9 @@ package stackmap
 import (
 	"encoding/binary"
 	"errors"
+	"io"
+	"os"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -25,6 +28,7 @@ var _ = describe("reading the nodes under load", func() {
 		// The workload is quick: it keeps going, traced, until every node
 		// has been read three times while it runs.
 		minReads := 3 * len(allNodes)
+		// clause SM-ROBUST-01.1
 		problems, reads := harness.ReadUnderLoad(ctx, tfs, 3, false, allNodes, wellFormed, func(reads func() int) {
 			traceWorkloadUntil(tfs, workloadRuns, func() bool { return reads() >= minReads })
 		})
@@ -37,6 +41,39 @@ var _ = describe("reading the nodes under load", func() {
 		}
 		Expect(problems).To(BeEmpty(), "after %d reads", reads)
 		Expect(reads).To(BeNumerically(">=", 3), "the readers barely ran")
+	})
+})
+
+var _ = describe("reading across a reset", func() {
+	harness.ReqIt("SM-ROBUST-01", "gives a stack_map reader that reads on across a reset whole blocks, ids ascending, none twice", func() {
+		tfs := harness.Root()
+		record(tfs, workloadRuns)
+		text, err := tfs.Read(mapNode)
+		harness.Prerequisite("SM-TEXT-01", wrap(err, "reading stack_map"))
+		second := strings.Index(text, "\nstack_id ")
+		if second < 0 {
+			harness.Unresolved("stack_map holds one block after a traced workload: nothing to stop a reader in the middle of")
+		}
+		f, err := os.Open(tfs.Path(mapNode))
+		harness.Must(err, "opening stack_map")
+		defer f.Close()
+		// The first read ends inside the second block: the reader has a
+		// place in the map when the reset comes.
+		head := make([]byte, second+12)
+		_, err = io.ReadFull(f, head)
+		harness.Must(err, "reading the first %d bytes of stack_map", len(head))
+		resetAsSetup(tfs, "0")
+		// The same stacks come back, at the same ids: ids are slots of
+		// the stacks' hashes.
+		traceWorkload(tfs, workloadRuns)
+		rest, err := io.ReadAll(f)
+		// clause SM-ROBUST-01.2
+		Expect(err).NotTo(HaveOccurred(), "[SM-ROBUST-01.2] reading on after the reset")
+		whole := string(head) + string(rest)
+		blocks, err := fmtx.ParseText(whole)
+		Expect(err).NotTo(HaveOccurred(), "[SM-ROBUST-01.2] what a reader got across a reset:\n%s", whole)
+		failOn(wrap(fmtx.CheckOrder(blocks), "[SM-ROBUST-01.2] what a reader got across a reset"))
+		failOn(wrap(fmtx.CheckUnique(blocks), "[SM-ROBUST-01.2] what a reader got across a reset"))
 	})
 })
 

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package stackmap
+
+import (
+	"fmt"
+	"regexp"
+	"runtime"
+	"strconv"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/ftrace-stackmap/conformance/harness"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
+	fmtx "github.com/ftrace-stackmap/conformance/internal/stackmapfmt"
+)
+
+// The full map: in a boot with the smallest map (ftrace_stackmap.bits=10,
+// 1024 stacks) and one CPU, the function tracer with a stack on every call
+// of a few hundred functions (stressFunctions) gives far more distinct
+// stacks than the map holds: one run of the workload alone gives several
+// hundred. A fill records from an empty map, in one tracing session, until
+// the map stops taking stacks, and keeps what the kernel then shows. The
+// specs below judge that one fill; the reset spec makes a second.
+
+const (
+	// fillBudget bounds a fill: a map that has not filled by then is
+	// reported as such, never passed.
+	fillBudget = 90 * time.Second
+	// runsAfterFull keep the workload going once the map is full, so that
+	// stacks are dropped and stacks it holds are met again.
+	runsAfterFull = 2
+	// fillBufferKB is the ring buffer per CPU during a fill: room for the
+	// whole session, so trace can be counted against the counters.
+	fillBufferKB = "16384"
+)
+
+// fill is what one fill showed, read with tracing off.
+type fill struct {
+	capacity int64
+	runs     int
+	stat     fmtx.Stat       // at the end
+	trace    fmtx.TraceStacks // the whole session
+	blocks   []fmtx.Block
+	bin      []byte
+}
+
+// full says whether the map stopped taking stacks: it dropped some that
+// were not too deep, or reached its capacity.
+func (f *fill) full() bool {
+	return f.stat.Entries >= f.capacity || f.trace.SmallFullStacks() > 0
+}
+
+// requireFull ends a spec that needs a full map when the fill gave none.
+func (f *fill) requireFull() {
+	if !f.full() {
+		harness.Unresolved("the map never filled: %d runs of the workload in %v gave %d distinct stacks, the map holds %d",
+			f.runs, fillBudget, f.stat.Entries, f.capacity)
+	}
+}
+
+// firstFill is the boot's first fill, made by whichever full-map spec runs
+// first; a fill that could not be made is tried again by the next spec.
+var firstFill *fill
+
+func fullMap(tfs *harness.TraceFS) *fill {
+	if firstFill == nil {
+		firstFill = fillMap(tfs)
+	}
+	return firstFill
+}
+
+// smallestMap ends the spec unless the map is the smallest the contract
+// allows: a kernel booted with bits=10 that has another size is
+// SM-BOOT-02's failure.
+func smallestMap(tfs *harness.TraceFS) int64 {
+	st := readStat(tfs)
+	if value, set, _ := harness.KernelParam(bitsParam); set && expectedBits(value) == minBits {
+		if st.Capacity != 1<<minBits {
+			harness.Prerequisite("SM-BOOT-02", fmt.Errorf("booted with %s=%s, capacity %d", bitsParam, value, st.Capacity))
+		}
+		return st.Capacity
+	}
+	if st.Capacity != 1<<minBits {
+		harness.Unsupported("needs the smallest map (a boot with %s=%d); this one holds %d stacks", bitsParam, minBits, st.Capacity)
+	}
+	return st.Capacity
+}
+
+// fillMap empties the map and records with the function tracer until the
+// map is full and a few runs more, or the budget is spent.
+func fillMap(tfs *harness.TraceFS) *fill {
+	f := &fill{capacity: smallestMap(tfs)}
+	quiet(tfs)
+	harness.Require(tfs, harness.Tracer("function"), harness.Node("options/func_stack_trace"), harness.Node("set_ftrace_filter"))
+	harness.Set(tfs, "buffer_size_kb", fillBufferKB)
+	DeferCleanup(tfs.Write, "set_ftrace_filter", "")
+	traced := 0
+	for _, fn := range stressFunctions {
+		if tfs.Append("set_ftrace_filter", fn) == nil { // one this kernel lacks is skipped
+			traced++
+		}
+	}
+	if traced == 0 {
+		harness.Unresolved("none of %v can be traced", stressFunctions)
+	}
+	harness.Set(tfs, optionNode, "1")
+	resetMap(tfs)
+	harness.Set(tfs, "current_tracer", "function")
+	harness.Set(tfs, "options/func_stack_trace", "1")
+
+	By(fmt.Sprintf("filling the map of %d stacks with the function tracer", f.capacity))
+	// Turning tracing on under the function tracer clears the buffer: trace
+	// holds this session alone.
+	harness.Must(tfs.Write("tracing_on", "1"), "turning tracing on")
+	deadline, after := time.Now().Add(fillBudget), -1
+	var err error
+	for time.Now().Before(deadline) && after < runsAfterFull {
+		if err = harness.RunWorkload(1); err != nil {
+			break
+		}
+		f.runs++
+		if after >= 0 {
+			after++
+		} else if st, serr := statOf(tfs); serr == nil && (st.Entries >= f.capacity || st.Drops > 0) {
+			after = 0
+		}
+	}
+	harness.Must(tfs.Write("tracing_on", "0"), "turning tracing off")
+	harness.Must(err, "running the workload")
+	harness.Set(tfs, "current_tracer", "nop")
+
+	lost := lostEvents(tfs)
+	if lost != 0 {
+		harness.Unresolved("the ring buffer lost %d events of the fill: trace cannot be counted against the map", lost)
+	}
+	f.stat = readStat(tfs)
+	f.trace = fmtx.ParseTrace(readTrace(tfs))
+	f.blocks = readBlocks(tfs)
+	f.bin = readBinFile(tfs)
+	AddReportEntry("fill", map[string]any{"runs": f.runs, "entries": f.stat.Entries, "successes": f.stat.Successes,
+		"drops": f.stat.Drops, "ids in trace": len(f.trace.IDs), "full stacks in trace": f.trace.FullStacks})
+	return f
+}
+
+var overrunRE = regexp.MustCompile(`(?m)^(?:overrun|dropped events): (\d+)$`)
+
+// lostEvents adds up the per-CPU overruns and dropped events.
+func lostEvents(tfs *harness.TraceFS) int64 {
+	var lost int64
+	for cpu := 0; ; cpu++ {
+		node := fmt.Sprintf("per_cpu/cpu%d/stats", cpu)
+		if !tfs.Exists(node) {
+			return lost
+		}
+		text, err := tfs.Read(node)
+		harness.Must(err, "reading %s", node)
+		for _, m := range overrunRE.FindAllStringSubmatch(text, -1) {
+			n, _ := strconv.ParseInt(m[1], 10, 64)
+			lost += n
+		}
+	}
+}
+
+var _ = describe("the full map", Label(contract.LabelNeedsBoot, contract.LabelFullMap), Serial, func() {
+	harness.ReqIt("SM-STAT-03", "fills to its capacity before it drops a stack, records each drop in full and counts it", func() {
+		f := fullMap(harness.Root())
+		f.requireFull()
+		harness.Prerequisite("SM-STAT-02", f.stat.CheckCapacity())
+		// clause SM-STAT-03.4
+		if runtime.NumCPU() == 1 {
+			distinct, dropped := f.trace.FirstDrop()
+			Expect(dropped && distinct < int(f.capacity)).To(BeFalse(),
+				"[SM-STAT-03.4] a stack of at most %d frames was dropped when trace had shown %d distinct ids, the map holds %d", fmtx.MaxDepth, distinct, f.capacity)
+			Expect(f.stat.Entries).To(Equal(f.capacity), "[SM-STAT-03.4] the map stopped taking stacks at entries %d of %d", f.stat.Entries, f.capacity)
+		} else {
+			harness.Note("%d CPUs: when the map filled was not checked, a race between CPUs may leave pool entries unused", runtime.NumCPU())
+		}
+		// clause SM-STAT-03.5
+		Expect(int64(len(f.trace.IDs))).To(Equal(f.stat.Successes), "[SM-STAT-03.5] trace has %d <stack_id N> from an empty map, successes %d", len(f.trace.IDs), f.stat.Successes)
+		Expect(int64(f.trace.FullStacks)).To(Equal(f.stat.Drops), "[SM-STAT-03.5] trace has %d full stacks from an empty map, drops %d", f.trace.FullStacks, f.stat.Drops)
+		// clause SM-STAT-03.2 SM-STAT-03.3
+		checkCounters(f.blocks, f.stat)
+	})
+
+	harness.ReqIt("SM-STAT-01", "gives the success rate of a full map rounded down", func() {
+		f := fullMap(harness.Root())
+		f.requireFull()
+		if f.stat.Drops == 0 {
+			harness.Prerequisite("SM-STAT-03", fmt.Errorf("a full map shows drops 0 (%d full stacks in trace)", f.trace.FullStacks))
+		}
+		// clause SM-STAT-01.3
+		failOn(f.stat.CheckRate())
+	})
+
+	harness.ReqIt("SM-BIN-03", "agrees with stack_map when the map is full", func() {
+		f := fullMap(harness.Root())
+		f.requireFull()
+		// clause SM-BIN-03.1 SM-BIN-03.2
+		compareExports(f.blocks, parseBin(f.bin))
+	})
+
+	harness.ReqIt("SM-RESET-04", "empties a full map, its drops too, and the map then fills again", func() {
+		tfs := harness.Root()
+		before := fullMap(tfs)
+		before.requireFull()
+		resetAsSetup(tfs, "0")
+		st := readStat(tfs)
+		// clause SM-RESET-04.1
+		Expect([]int64{st.Entries, st.Successes, st.Drops}).To(Equal([]int64{0, 0, 0}),
+			"[SM-RESET-04.1] after a reset of a full map: entries %d, successes %d, drops %d, want 0", st.Entries, st.Successes, st.Drops)
+		// clause SM-RESET-04.4
+		again := fillMap(tfs)
+		Expect(again.stat.Entries).To(Equal(before.stat.Entries),
+			"[SM-RESET-04.4] the map took %d stacks before the reset and %d after it (%d runs, %d drops)", before.stat.Entries, again.stat.Entries, again.runs, again.stat.Drops)
+	})
+})
+
+// checkCounters is SM-STAT-03's check of the counters against the blocks:
+// A is the number of blocks, and their ref counts add up to S.
+func checkCounters(blocks []fmtx.Block, st fmtx.Stat) {
+	Expect(st.Entries).To(Equal(int64(len(blocks))), "[SM-STAT-03.2] entries %d, stack_map has %d blocks", st.Entries, len(blocks))
+	refs := int64(0)
+	for _, b := range blocks {
+		refs += int64(b.Ref)
+	}
+	Expect(refs).To(Equal(st.Successes), "[SM-STAT-03.3] ref counts add up to %d, successes %d", refs, st.Successes)
+}
