@@ -89,7 +89,6 @@ var faults = []Fault{
 	{"bin_full_short", "SM-BIN-03", fullMapBoot, nil},
 	{"reset_keeps_drops", "SM-RESET-04", fullMapBoot, nil},
 	{"reset_keeps_pool", "SM-RESET-04", fullMapBoot, nil},
-	{"reset_queue", "SM-RESET-01", defaultBoot, nil},
 	{"text_rewind", "SM-ROBUST-01", defaultBoot, nil},
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 
@@ -17,10 +16,6 @@ import (
 	"github.com/ftrace-stackmap/conformance/harness"
 	fmtx "github.com/ftrace-stackmap/conformance/internal/stackmapfmt"
 )
-
-// resetRounds is how many times a reset is held for SM-RESET-01's second
-// reset: each round shows one overlap or says it had none.
-const resetRounds = 10
 
 // marker is written to trace_marker so a spec can tell whether trace was cleared.
 const marker = "smct-reset-marker"
@@ -61,54 +56,6 @@ var _ = describe("resetting the map", func() {
 		harness.Must(tfs.Write("tracing_on", "0"), "turning tracing off")
 		Expect(harness.Errno(err)).To(Equal(unix.EBUSY), "writing 0 to stack_map with tracing_on=1: got %s, want EBUSY", errText(err))
 		unchanged(tfs, entries, "a refused reset")
-	})
-
-	harness.ReqIt("SM-RESET-01", "refuses with EBUSY, at once, a reset asked for while another sleeps inside the kernel", func() {
-		tfs := harness.Root()
-		quiet(tfs)
-		harness.Set(tfs, optionNode, "1")
-		var rounds, held, atOnce, both int
-		var other []string
-		for rounds = 1; rounds <= resetRounds; rounds++ {
-			first, err := harness.StartWrite(tfs.Path(mapNode), []byte("0"))
-			harness.Must(err, "starting the first reset")
-			sleeping, err := first.Held(2 * time.Second)
-			if err != nil {
-				first.Wait()
-				harness.Supported(err)
-			}
-			var second error
-			firstDone := true
-			if sleeping {
-				held++
-				_, second = tfs.WriteBytes(mapNode, []byte("0"), 0)
-				firstDone = first.Done()
-			}
-			if err := first.Wait(); err != nil {
-				harness.Prerequisite("SM-RESET-02", fmt.Errorf("the first reset, tracing off: %w", err))
-			}
-			switch {
-			case !sleeping:
-			case harness.Errno(second) == unix.EBUSY && !firstDone:
-				atOnce++
-			case second == nil:
-				both++
-			default:
-				other = append(other, fmt.Sprintf("%s (the first had %s)", errText(second), map[bool]string{true: "returned", false: "not returned"}[firstDone]))
-			}
-		}
-		AddReportEntry("overlap", map[string]any{"rounds": rounds - 1, "first reset seen asleep in the kernel": held,
-			"second refused at once": atOnce, "second succeeded too": both})
-		if held == 0 {
-			harness.Unresolved("in %d rounds the first reset was never seen asleep inside write(2) on stack_map: no second reset overlapped it", rounds-1)
-		}
-		// clause SM-RESET-01.2
-		Expect(other).To(BeEmpty(), "[SM-RESET-01.2] a second reset while the first slept in the kernel got: %s", strings.Join(other, "; "))
-		Expect(atOnce).To(BeNumerically(">", 0),
-			"[SM-RESET-01.2] in %d rounds a reset slept inside the kernel while a second was asked for, and the second was never refused with EBUSY at once (it succeeded %d times)", held, both)
-		if both > 0 {
-			harness.Note("in %d of %d rounds the second reset succeeded: the first had ended its reset while its write(2) had not yet returned", both, held)
-		}
 	})
 
 	harness.ReqIt("SM-RESET-02", "accepts 0 and reset, with or without a newline, with the option on or off, and reports every byte written", func() {
