@@ -92,6 +92,31 @@ var faults = []Fault{
 	{"text_rewind", "SM-ROBUST-01", defaultBoot, nil},
 }
 
+// clauses name the clause of CONTRACT.md each fault breaks; its
+// requirement is the fault's Want.
+var clauses = map[string]string{
+	"mode_map": "SM-MODE-01.1", "mode_stat": "SM-MODE-01.1", "mode_bin": "SM-MODE-01.1",
+	"init_fail": "SM-INIT-01.2", "no_stack_ids": "SM-OPT-03.1", "stacks_without_source": "SM-OPT-03.2",
+	"dangling_ids": "SM-TRACE-01.1", "text_order": "SM-TEXT-01.2", "text_depth": "SM-TEXT-01.1",
+	"text_dup": "SM-TEXT-02.1", "stat_key": "SM-STAT-01.1", "stat_format": "SM-STAT-01.1",
+	"success_rate_always": "SM-STAT-01.2", "table_size": "SM-STAT-02.2", "bad_counts": "SM-STAT-03.3",
+	"no_ebusy": "SM-RESET-01.1", "no_einval": "SM-RESET-03.1", "reset_keeps_counters": "SM-RESET-04.1",
+	"reset_keeps_buffer": "SM-RESET-05.1", "reset_skips_snapshot": "SM-RESET-05.2",
+	"reset_needs_option": "SM-RESET-02.1", "bad_magic": "SM-BIN-01.1", "bad_version": "SM-BIN-01.1",
+	"byte_swap": "SM-BIN-01.2", "bin_truncated": "SM-BIN-02.1", "bin_size": "SM-BIN-02.2",
+	"bin_ids": "SM-BIN-03.1", "bin_depth": "SM-BIN-03.1", "bin_ref": "SM-BIN-03.1", "bin_live": "SM-BIN-04.1",
+	"inst_option": "SM-INST-01.1", "inst_nodes": "SM-INST-01.1", "inst_inherit": "SM-INST-01.2",
+	"inst_trace_options": "SM-INST-02.1", "boot_option_ignored": "SM-BOOT-01.1", "bits_ignored": "SM-BOOT-02.1",
+	"bits_bare": "SM-BOOT-03.1", "bits_null": "SM-BOOT-03.1", "option_listing": "SM-OPT-01.2",
+	"option_order": "SM-OPT-02.1", "option_off_clears": "SM-OPT-04.1", "inst_rmdir": "SM-INST-03.1",
+	"busy_reads": "SM-ROBUST-01.1", "depth_truncate": "SM-DEPTH-01.1", "drops_early": "SM-STAT-03.4",
+	"drop_no_fallback": "SM-STAT-03.5", "rate_ignores_drops": "SM-STAT-01.3", "bin_full_short": "SM-BIN-03.1",
+	"reset_keeps_drops": "SM-RESET-04.1", "reset_keeps_pool": "SM-RESET-04.4", "text_rewind": "SM-ROBUST-01.2",
+}
+
+// Clause is the clause of CONTRACT.md the fault breaks.
+func (f Fault) Clause() string { return clauses[f.Name] }
+
 // Faults are every fault switch of the reference kernel, in the order the
 // table shows them: a copy.
 func Faults() []Fault { return slices.Clone(faults) }

@@ -22,11 +22,13 @@ var _ = Describe("ftrace baseline", Label(contract.LabelBaseline), func() {
 	BeforeEach(func() { tfs = harness.Root() })
 
 	harness.ReqIt("BASE-TRACEFS-01", "finds tracefs with a readable trace file and the nop tracer", func() {
+		// clause BASE-TRACEFS-01.1
 		Expect(tfs.Read("trace")).To(ContainSubstring("# tracer:"))
 		Expect(tfs.Read("available_tracers")).To(ContainSubstring("nop"))
 	})
 
 	harness.ReqIt("BASE-ONOFF-01", "turns tracing_on off and on again", func() {
+		// clause BASE-ONOFF-01.1
 		harness.Set(tfs, "tracing_on", "1")
 		for _, v := range []string{"0", "1", "0", "1"} {
 			Expect(tfs.Write("tracing_on", v)).To(Succeed())
@@ -35,6 +37,7 @@ var _ = Describe("ftrace baseline", Label(contract.LabelBaseline), func() {
 	})
 
 	harness.ReqIt("BASE-OPTS-01", "toggles a token through trace_options and options/ agrees", func() {
+		// clause BASE-OPTS-01.1
 		harness.Set(tfs, "options/sym-offset", "1")
 		for _, tc := range []struct{ token, option string }{{"nosym-offset", "0"}, {"sym-offset", "1"}} {
 			Expect(tfs.Write("trace_options", tc.token)).To(Succeed())
@@ -44,6 +47,7 @@ var _ = Describe("ftrace baseline", Label(contract.LabelBaseline), func() {
 	})
 
 	harness.ReqIt("BASE-INST-01", "makes an instance with its own trace files and removes it", func() {
+		// clause BASE-INST-01.1
 		harness.Require(tfs, harness.Node("instances"))
 		dir := tfs.Path("instances/smct-baseline")
 		Expect(os.Mkdir(dir, 0o755)).To(Succeed(), "making an instance")
@@ -55,6 +59,7 @@ var _ = Describe("ftrace baseline", Label(contract.LabelBaseline), func() {
 	})
 
 	harness.ReqIt("BASE-EVENT-01", "records each sched_process_exec of a known workload in trace", func() {
+		// clause BASE-EVENT-01.1
 		harness.Require(tfs, harness.Event("sched/sched_process_exec"))
 		harness.Set(tfs, "tracing_on", "0")
 		harness.Must(tfs.Write("trace", ""), "clearing trace")
@@ -70,6 +75,7 @@ var _ = Describe("ftrace baseline", Label(contract.LabelBaseline), func() {
 	})
 
 	harness.ReqIt("BASE-BOOTOPT-01", "reflects trace_options= from the kernel command line at boot", func() {
+		// clause BASE-BOOTOPT-01.1
 		value, ok := cmdline.Flag("trace_options")
 		if !ok || value == "" {
 			harness.Unsupported("the kernel was booted without trace_options=")

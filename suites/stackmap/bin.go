@@ -21,6 +21,7 @@ import (
 
 var _ = describe("the binary export", func() {
 	harness.ReqIt("SM-BIN-01", "starts with the profile's magic and version, the record count and a zero, in native byte order", func() {
+		// clause SM-BIN-01.1 SM-BIN-01.2
 		tfs := harness.Root()
 		record(tfs, workloadRuns)
 		h, err := fmtx.CheckHeader(readBinFile(tfs), harness.Profile(), binary.NativeEndian)
@@ -30,6 +31,7 @@ var _ = describe("the binary export", func() {
 	})
 
 	harness.ReqIt("SM-BIN-02", "holds exactly nr_stacks records in ascending id order that fill the file, and reports size 0", func() {
+		// clause SM-BIN-02.1 SM-BIN-02.2
 		tfs := harness.Root()
 		record(tfs, workloadRuns)
 		size := statExport(tfs, binNode).Size
@@ -57,6 +59,7 @@ var _ = describe("the binary export", func() {
 	})
 
 	harness.ReqIt("SM-BIN-04", "takes its snapshot at open: an open file keeps the old records across a reset", func() {
+		// clause SM-BIN-04.1 SM-BIN-04.2
 		tfs := harness.Root()
 		record(tfs, workloadRuns)
 		f, err := os.Open(tfs.Path(binNode))

@@ -45,6 +45,7 @@ func checkStackIDsResolve(tfs *harness.TraceFS) {
 
 var _ = describe("stackmap at boot", Label(contract.LabelNeedsBoot), func() {
 	harness.ReqIt("SM-BOOT-01", "turns the map on from trace_options=stackmap,stacktrace and keeps it live", func() {
+		// clause SM-BOOT-01.1 SM-BOOT-01.2
 		tfs := harness.Root()
 		value, set, _ := harness.KernelParam("trace_options")
 		tokens := strings.Split(value, ",")
@@ -64,6 +65,7 @@ var _ = describe("stackmap at boot", Label(contract.LabelNeedsBoot), func() {
 	})
 
 	harness.ReqIt("SM-BOOT-02", "sizes the map from ftrace_stackmap.bits=, clamped to 10..18, default 14 when not a number", func() {
+		// clause SM-BOOT-02.1
 		value, set, _ := harness.KernelParam(bitsParam)
 		if !set {
 			harness.Unsupported("needs a boot with %s=", bitsParam)
@@ -74,6 +76,7 @@ var _ = describe("stackmap at boot", Label(contract.LabelNeedsBoot), func() {
 	})
 
 	harness.ReqIt("SM-BOOT-03", "boots with the default size given a bare ftrace_stackmap.bits", func() {
+		// clause SM-BOOT-03.1
 		if _, _, bare := harness.KernelParam(bitsParam); !bare {
 			harness.Unsupported("needs a boot with a bare %s", bitsParam)
 		}

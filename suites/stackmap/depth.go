@@ -17,6 +17,7 @@ import (
 
 var _ = describe("deep stacks", func() {
 	harness.ReqIt("SM-DEPTH-01", "records a stack deeper than 64 frames in full, never cut and stored (v3: cut to 64 and stored)", func() {
+		// clause SM-DEPTH-01.1
 		tfs := harness.Root()
 		quiet(tfs)
 		harness.SetUpDeepChain(tfs)

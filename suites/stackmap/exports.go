@@ -14,6 +14,7 @@ import (
 
 var _ = describe("the text export and the statistics", func() {
 	harness.ReqIt("SM-TRACE-01", "names in every <stack_id N> of trace a block of stack_map, with N below table_size", func() {
+		// clause SM-TRACE-01.1 SM-TRACE-01.2
 		tfs := harness.Root()
 		record(tfs, workloadRuns)
 		ids := fmtx.ParseTrace(readTrace(tfs)).IDs
@@ -27,6 +28,7 @@ var _ = describe("the text export and the statistics", func() {
 	})
 
 	harness.ReqIt("SM-TEXT-01", "reads as well-formed blocks in ascending id order, and empty when the map is", func() {
+		// clause SM-TEXT-01.1 SM-TEXT-01.2 SM-TEXT-01.3
 		tfs := harness.Root()
 		record(tfs, workloadRuns)
 		text, err := tfs.Read(mapNode)
@@ -41,12 +43,14 @@ var _ = describe("the text export and the statistics", func() {
 	})
 
 	harness.ReqIt("SM-TEXT-02", "never heads two blocks with the same id", func() {
+		// clause SM-TEXT-02.1
 		tfs := harness.Root()
 		record(tfs, workloadRuns)
 		failOn(fmtx.CheckUnique(mapBlocks(tfs)))
 	})
 
 	harness.ReqIt("SM-STAT-01", "has exactly the stat keys, and success_rate only once something was counted", func() {
+		// clause SM-STAT-01.1 SM-STAT-01.2
 		tfs := harness.Root()
 		quiet(tfs)
 		harness.Set(tfs, optionNode, "1")
@@ -61,6 +65,7 @@ var _ = describe("the text export and the statistics", func() {
 	})
 
 	harness.ReqIt("SM-STAT-02", "sizes the table as a power of two in range, table_size twice the capacity", func() {
+		// clause SM-STAT-02.1 SM-STAT-02.2 SM-STAT-02.3
 		st := readStat(harness.Root())
 		failOn(st.CheckCapacity())
 	})

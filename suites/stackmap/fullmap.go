@@ -41,7 +41,7 @@ const (
 type fill struct {
 	capacity int64
 	runs     int
-	stat     fmtx.Stat       // at the end
+	stat     fmtx.Stat        // at the end
 	trace    fmtx.TraceStacks // the whole session
 	blocks   []fmtx.Block
 	bin      []byte

@@ -66,6 +66,7 @@ func inheritedFlag(inst *harness.TraceFS, top string) error {
 
 var _ = describe("stackmap and instances", func() {
 	harness.ReqIt("SM-INST-01", "gives a new instance no stackmap option, no stack_map nodes and no inherited flag, with the top-level option off or on", func() {
+		// clause SM-INST-01.1 SM-INST-01.2
 		tfs := harness.Root()
 		for top, inst := range instancesUnder(tfs) {
 			for _, n := range []string{optionNode, mapNode, statNode, binNode} {
@@ -80,6 +81,7 @@ var _ = describe("stackmap and instances", func() {
 	})
 
 	harness.ReqIt("SM-INST-02", "rejects stackmap in an instance's trace_options (v3: accepts it without effect)", func() {
+		// clause SM-INST-02.1
 		tfs := harness.Root()
 		for top, inst := range instancesUnder(tfs) {
 			harness.Prerequisite("SM-INST-01", inheritedFlag(inst, top))
@@ -99,6 +101,7 @@ var _ = describe("stackmap and instances", func() {
 	})
 
 	harness.ReqIt("SM-INST-03", "lets the instance be removed afterwards", func() {
+		// clause SM-INST-03.1
 		inst, dir := newInstance(harness.Root(), instanceName)
 		inst.Write("trace_options", "stackmap") // its outcome is SM-INST-02's question
 		Expect(os.Remove(dir)).To(Succeed(), "rmdir of the instance")

@@ -18,6 +18,7 @@ import (
 
 var _ = Describe("stackmap init", Label(contract.LabelStackmap), func() {
 	harness.ReqIt("SM-INIT-01", "has stack_map whenever options/stackmap exists; after a failed init the option reads 0 and refuses 1", func() {
+		// clause SM-INIT-01.1 SM-INIT-01.2
 		tfs := harness.Root()
 		if harness.Profile() != contract.ProfileV4 {
 			harness.Unsupported("SM-INIT-01 belongs to the v4 profile only")
@@ -50,16 +51,19 @@ var _ = Describe("stackmap init", Label(contract.LabelStackmap), func() {
 
 var _ = describe("stackmap nodes", func() {
 	harness.ReqIt("SM-NODE-01", "has options/stackmap at the top level", func() {
+		// clause SM-NODE-01.1
 		Expect(harness.Root().Path(optionNode)).To(BeAnExistingFile())
 	})
 
 	harness.ReqIt("SM-NODE-02", "has stack_map, stack_map_stat and stack_map_bin at the top level", func() {
+		// clause SM-NODE-02.1
 		for _, n := range []string{mapNode, statNode, binNode} {
 			Expect(harness.Root().Path(n)).To(BeAnExistingFile())
 		}
 	})
 
 	harness.ReqIt("SM-MODE-01", "gives stack_map mode 0640, the others 0440, all owned like trace", func() {
+		// clause SM-MODE-01.1 SM-MODE-01.2
 		tfs := harness.Root()
 		trace, err := tfs.Stat("trace")
 		harness.Must(err, "stat of trace")
@@ -75,6 +79,7 @@ var _ = describe("stackmap nodes", func() {
 	})
 
 	harness.ReqIt("SM-EVT-01", "describes the stack_id entry in events/ftrace/stack_id/format", func() {
+		// clause SM-EVT-01.1
 		format, err := harness.Root().Read("events/ftrace/stack_id/format")
 		switch {
 		case err != nil:

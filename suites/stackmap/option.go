@@ -16,6 +16,7 @@ import (
 
 var _ = describe("the stackmap option", func() {
 	harness.ReqIt("SM-OPT-01", "reads 0 or 1, round-trips 1 and 0, and trace_options agrees", func() {
+		// clause SM-OPT-01.1 SM-OPT-01.2
 		tfs := harness.Root()
 		quiet(tfs)
 		Expect(tfs.ReadTrimmed(optionNode)).To(BeElementOf("0", "1"))
@@ -30,6 +31,7 @@ var _ = describe("the stackmap option", func() {
 	})
 
 	harness.ReqIt("SM-OPT-02", "lists stackmap right after stacktrace in trace_options", func() {
+		// clause SM-OPT-02.1
 		opts, err := harness.Root().Read("trace_options")
 		harness.Must(err, "reading trace_options")
 		names := []string{}
@@ -43,6 +45,7 @@ var _ = describe("the stackmap option", func() {
 	})
 
 	harness.ReqIt("SM-OPT-03", "puts <stack_id N> in trace with a stack source on, and no stacks without one", func() {
+		// clause SM-OPT-03.1 SM-OPT-03.2
 		tfs := harness.Root()
 		armRecording(tfs)
 		traceWorkload(tfs, workloadRuns)
@@ -62,6 +65,7 @@ var _ = describe("the stackmap option", func() {
 	})
 
 	harness.ReqIt("SM-OPT-04", "keeps the map when the option is turned off and the tracer set back to nop", func() {
+		// clause SM-OPT-04.1
 		tfs := harness.Root()
 		record(tfs, workloadRuns)
 		blocks := readBlocks(tfs)

@@ -59,6 +59,7 @@ var _ = describe("resetting the map", func() {
 	})
 
 	harness.ReqIt("SM-RESET-02", "accepts 0 and reset, with or without a newline, with the option on or off, and reports every byte written", func() {
+		// clause SM-RESET-02.1
 		tfs := harness.Root()
 		quiet(tfs)
 		for _, option := range []string{"1", "0"} {
@@ -72,6 +73,7 @@ var _ = describe("resetting the map", func() {
 	})
 
 	harness.ReqIt("SM-RESET-03", "refuses every other write with EINVAL, even while tracing, and changes nothing", func() {
+		// clause SM-RESET-03.1 SM-RESET-03.2
 		tfs := harness.Root()
 		entries := populate(tfs)
 		harness.Must(tfs.Write("options/stacktrace", "0"), "turning the stack source off")
@@ -92,6 +94,7 @@ var _ = describe("resetting the map", func() {
 	})
 
 	harness.ReqIt("SM-RESET-04", "empties the map, its counters and the binary export", func() {
+		// clause SM-RESET-04.1 SM-RESET-04.2 SM-RESET-04.3
 		tfs := harness.Root()
 		populate(tfs)
 		resetAsSetup(tfs, "reset")
@@ -103,6 +106,7 @@ var _ = describe("resetting the map", func() {
 	})
 
 	harness.ReqIt("SM-RESET-05", "clears the whole top-level ring buffer with the map (v3: keeps it)", func() {
+		// clause SM-RESET-05.1 SM-RESET-05.2
 		tfs := harness.Root()
 		populate(tfs)
 		// Taking a snapshot swaps the buffers: trace the workload again so
