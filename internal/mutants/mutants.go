@@ -90,13 +90,15 @@ var faults = []Fault{
 	{"reset_keeps_drops", "SM-RESET-04", fullMapBoot, nil},
 	{"reset_keeps_pool", "SM-RESET-04", fullMapBoot, nil},
 	{"reset_queue", "SM-RESET-01", defaultBoot, nil},
+	{"ebusy_first", "SM-RESET-03", defaultBoot, nil},
+	{"bin_addrs", "SM-BIN-03", defaultBoot, nil},
 	{"text_rewind", "SM-ROBUST-01", defaultBoot, nil},
 }
 
 // clauses name the clause of CONTRACT.md each fault breaks; its
 // requirement is the fault's Want.
 var clauses = map[string]string{
-	"mode_map": "SM-MODE-01.1", "mode_stat": "SM-MODE-01.1", "mode_bin": "SM-MODE-01.1",
+	"mode_map": "SM-MODE-01.1", "mode_stat": "SM-MODE-01.2", "mode_bin": "SM-MODE-01.1",
 	"init_fail": "SM-INIT-01.2", "no_stack_ids": "SM-OPT-03.1", "stacks_without_source": "SM-OPT-03.2",
 	"dangling_ids": "SM-TRACE-01.1", "text_order": "SM-TEXT-01.2", "text_depth": "SM-TEXT-01.1",
 	"text_dup": "SM-TEXT-02.1", "stat_key": "SM-STAT-01.1", "stat_format": "SM-STAT-01.1",
@@ -112,7 +114,7 @@ var clauses = map[string]string{
 	"option_order": "SM-OPT-02.1", "option_off_clears": "SM-OPT-04.1", "inst_rmdir": "SM-INST-03.1",
 	"busy_reads": "SM-ROBUST-01.1", "depth_truncate": "SM-DEPTH-01.1", "drops_early": "SM-STAT-03.4",
 	"drop_no_fallback": "SM-STAT-03.5", "rate_ignores_drops": "SM-STAT-01.3", "bin_full_short": "SM-BIN-03.1",
-	"reset_keeps_drops": "SM-RESET-04.1", "reset_keeps_pool": "SM-RESET-04.4", "reset_queue": "SM-RESET-01.2", "text_rewind": "SM-ROBUST-01.2",
+	"reset_keeps_drops": "SM-RESET-04.1", "reset_keeps_pool": "SM-RESET-04.4", "reset_queue": "SM-RESET-01.2", "ebusy_first": "SM-RESET-03.2", "bin_addrs": "SM-BIN-03.2", "text_rewind": "SM-ROBUST-01.2",
 }
 
 // Clause is the clause of CONTRACT.md the fault breaks.
