@@ -207,6 +207,13 @@ var _ = describe("the full map", Label(contract.LabelNeedsBoot, contract.LabelFu
 		checkCounters(f.blocks, f.stat)
 	})
 
+	harness.ReqIt("SM-STAT-02", "never shows more entries than its capacity when full", func() {
+		f := fullMap(harness.Root())
+		f.requireFull()
+		// clause SM-STAT-02.3
+		failOn(f.stat.CheckCapacity())
+	})
+
 	harness.ReqIt("SM-STAT-01", "gives the success rate of a full map rounded down", func() {
 		f := fullMap(harness.Root())
 		f.requireFull()
