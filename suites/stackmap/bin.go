@@ -62,6 +62,7 @@ var _ = describe("the binary export", func() {
 		// clause SM-BIN-04.1 SM-BIN-04.2
 		tfs := harness.Root()
 		record(tfs, workloadRuns)
+		statExport(tfs, binNode) // a missing export is SM-NODE-02's
 		f, err := os.Open(tfs.Path(binNode))
 		if harness.Errno(err) == unix.ENOMEM {
 			harness.Unsupported("stack_map_bin open() gave ENOMEM: the snapshot of a map this large does not fit")

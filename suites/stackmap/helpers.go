@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -152,7 +153,14 @@ func readStat(tfs *harness.TraceFS) fmtx.Stat {
 // binData reads stack_map_bin whole; ENOMEM at open is allowed by the
 // contract, and makes the spec UNSUPPORTED.
 func binData(tfs *harness.TraceFS) ([]byte, error) {
-	data, err := os.ReadFile(tfs.Path(binNode))
+	return binRead(os.ReadFile(tfs.Path(binNode)))
+}
+
+// binRead is binData for a read already made.
+func binRead(data []byte, err error) ([]byte, error) {
+	if errors.Is(err, fs.ErrNotExist) {
+		harness.Prerequisite("SM-NODE-02", err) // a missing export is SM-NODE-02's
+	}
 	if harness.Errno(err) == unix.ENOMEM {
 		harness.Unsupported("stack_map_bin open() gave ENOMEM: the snapshot of a map this large does not fit")
 	}

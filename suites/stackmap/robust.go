@@ -27,6 +27,9 @@ var _ = describe("reading the nodes under load", func() {
 
 		// The workload is quick: it keeps going, traced, until every node
 		// has been read three times while it runs.
+		for _, n := range allNodes {
+			statExport(tfs, n) // a missing export is SM-NODE-02's
+		}
 		minReads := 3 * len(allNodes)
 		// clause SM-ROBUST-01.1
 		problems, reads := harness.ReadUnderLoad(ctx, tfs, 3, false, allNodes, wellFormed, func(reads func() int) {
