@@ -116,7 +116,9 @@ var clauses = map[string]string{
 	"option_order": "SM-OPT-02.1", "option_off_clears": "SM-OPT-04.1", "inst_rmdir": "SM-INST-03.1",
 	"busy_reads": "SM-ROBUST-01.1", "depth_truncate": "SM-DEPTH-01.1", "drops_early": "SM-STAT-03.4",
 	"drop_no_fallback": "SM-STAT-03.5", "rate_ignores_drops": "SM-STAT-01.3", "bin_full_short": "SM-BIN-03.1",
-	"reset_keeps_drops": "SM-RESET-04.1", "reset_keeps_pool": "SM-RESET-04.4", "reset_queue": "SM-RESET-01.2", "ebusy_first": "SM-RESET-03.2", "bin_addrs": "SM-BIN-03.2", "entries_overflow": "SM-STAT-02.3", "no_bin_node": "SM-NODE-02.1", "text_rewind": "SM-ROBUST-01.2",
+	"reset_keeps_drops": "SM-RESET-04.1", "reset_keeps_pool": "SM-RESET-04.4", "reset_queue": "SM-RESET-01.2",
+	"ebusy_first": "SM-RESET-03.2", "bin_addrs": "SM-BIN-03.2", "entries_overflow": "SM-STAT-02.3",
+	"no_bin_node": "SM-NODE-02.1", "text_rewind": "SM-ROBUST-01.2",
 }
 
 // Clause is the clause of CONTRACT.md the fault breaks.

@@ -99,16 +99,7 @@ func fillMap(tfs *harness.TraceFS) *fill {
 	quiet(tfs)
 	harness.Require(tfs, harness.Tracer("function"), harness.Node("options/func_stack_trace"), harness.Node("set_ftrace_filter"))
 	harness.Set(tfs, "buffer_size_kb", fillBufferKB)
-	DeferCleanup(tfs.Write, "set_ftrace_filter", "")
-	traced := 0
-	for _, fn := range stressFunctions {
-		if tfs.Append("set_ftrace_filter", fn) == nil { // one this kernel lacks is skipped
-			traced++
-		}
-	}
-	if traced == 0 {
-		harness.Unresolved("none of %v can be traced", stressFunctions)
-	}
+	traceStressFunctions(tfs)
 	harness.Set(tfs, optionNode, "1")
 	resetMap(tfs)
 	harness.Set(tfs, "current_tracer", "function")

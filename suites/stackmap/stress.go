@@ -27,17 +27,7 @@ var _ = describe("the stackmap under load", Label(contract.LabelStress), Serial,
 		quiet(tfs)
 		harness.Require(tfs, harness.Tracer("function"), harness.Event("sched/sched_switch"))
 		resetMap(tfs)
-		// The suite's snapshot puts back any earlier filter at the end.
-		DeferCleanup(tfs.Write, "set_ftrace_filter", "")
-		traced := 0
-		for _, f := range stressFunctions {
-			if tfs.Append("set_ftrace_filter", f) == nil { // one this kernel lacks is skipped
-				traced++
-			}
-		}
-		if traced == 0 {
-			harness.Unresolved("none of %v can be traced", stressFunctions)
-		}
+		traceStressFunctions(tfs)
 		harness.Set(tfs, "current_tracer", "function")
 		harness.Set(tfs, "options/func_stack_trace", "1")
 		harness.Set(tfs, "options/stacktrace", "1")
@@ -82,6 +72,22 @@ var _ = describe("the stackmap under load", Label(contract.LabelStress), Serial,
 })
 
 const stressDuration = 30 * time.Second
+
+// traceStressFunctions sets the function tracer's filter to the
+// stressFunctions this kernel has, and empties it when the spec ends (the
+// suite's snapshot puts back any earlier filter after that).
+func traceStressFunctions(tfs *harness.TraceFS) {
+	DeferCleanup(tfs.Write, "set_ftrace_filter", "")
+	traced := 0
+	for _, f := range stressFunctions {
+		if tfs.Append("set_ftrace_filter", f) == nil { // one this kernel lacks is skipped
+			traced++
+		}
+	}
+	if traced == 0 {
+		harness.Unresolved("none of %v can be traced", stressFunctions)
+	}
+}
 
 // roundProblems checks the counters of one stress round, read with tracing
 // off: the rate's rounding, A <= B, and that the counters describe the
