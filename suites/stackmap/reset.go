@@ -19,7 +19,8 @@ import (
 
 // A reset is seen asleep in the kernel only now and then: SM-RESET-01's
 // second reset is tried up to maxResetRounds times, until it has been
-// refused wantRefusals times.
+// refused wantRefusals times; a kernel that never refuses it fails once it
+// has been seen asleep that often.
 const (
 	maxResetRounds = 200
 	wantRefusals   = 3
@@ -71,9 +72,9 @@ var _ = describe("resetting the map", func() {
 		quiet(tfs)
 		harness.Set(tfs, optionNode, "1")
 		harness.Supported(harness.ProcSyscall())
-		var rounds, held, atOnce, both int
+		var rounds, held, atOnce, late, both int
 		var other []string
-		for rounds = 0; rounds < maxResetRounds && atOnce < wantRefusals; rounds++ {
+		for rounds = 0; rounds < maxResetRounds && atOnce+late < wantRefusals; rounds++ {
 			o, err := harness.WhileWriteSleeps(tfs.Path(mapNode), []byte("0"), func() error {
 				_, err := tfs.WriteBytes(mapNode, []byte("0"), 0)
 				return err
@@ -87,6 +88,11 @@ var _ = describe("resetting the map", func() {
 			case harness.Errno(o.SecondErr) == unix.EBUSY && !o.FirstDone:
 				held++
 				atOnce++
+			case harness.Errno(o.SecondErr) == unix.EBUSY:
+				// Refused, and the first returned meanwhile: which came
+				// first cannot be told, so it counts neither way.
+				held++
+				late++
 			case o.SecondErr == nil:
 				held++
 				both++
@@ -96,14 +102,14 @@ var _ = describe("resetting the map", func() {
 			}
 		}
 		AddReportEntry("overlap", map[string]any{"rounds": rounds, "first reset seen asleep in write(2)": held,
-			"second refused at once": atOnce, "second succeeded too": both})
+			"second refused at once": atOnce, "second refused as the first returned": late, "second succeeded too": both})
 		// clause SM-RESET-01.2
 		Expect(other).To(BeEmpty(), "[SM-RESET-01.2] a second reset, asked for while the first slept in the kernel, got: %s", strings.Join(other, "; "))
-		if atOnce == 0 && held < wantRefusals {
+		if atOnce+late == 0 && held < wantRefusals {
 			harness.Unresolved("in %d resets the first was seen asleep inside write(2) on stack_map only %d times: too few overlaps to judge", rounds, held)
 		}
-		Expect(atOnce).To(BeNumerically(">", 0),
-			"[SM-RESET-01.2] %d times a reset slept inside the kernel while a second was asked for, and the second was never refused with EBUSY at once (it succeeded %d times)", held, both)
+		Expect(atOnce+late).To(BeNumerically(">", 0),
+			"[SM-RESET-01.2] %d times a reset slept inside the kernel while a second was asked for, and the second was never refused with EBUSY (it succeeded %d times)", held, both)
 		if both > 0 {
 			harness.Note("%d of %d times the second reset succeeded: the first had finished its reset, its write(2) not yet returned", both, held)
 		}
