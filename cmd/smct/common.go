@@ -178,6 +178,21 @@ func workplace(o *qemutest.Options, stderr io.Writer) bool {
 	return true
 }
 
+// workplaceWithResults is workplace, and the results directory made
+// absolute under the project when none was given; false (said on stderr)
+// when either fails.
+func workplaceWithResults(o *qemutest.Options, stderr io.Writer) bool {
+	if !workplace(o, stderr) {
+		return false
+	}
+	var err error
+	if o.ResultsDir, err = resultsParent(o.ResultsDir, o.ModuleDir); err != nil {
+		fmt.Fprintln(stderr, err)
+		return false
+	}
+	return true
+}
+
 // archList reads a comma-separated list of arches, each checked before
 // anything is built or booted.
 func archList(list string) ([]string, error) {

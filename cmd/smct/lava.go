@@ -74,12 +74,7 @@ func lavaMain(args []string, stdout, stderr io.Writer) int {
 		return exitNoVerdict
 	}
 	o.BootArgs = strings.Fields(*bootArgs)
-	if !workplace(&o, stderr) {
-		return exitNoVerdict
-	}
-	var err error
-	if o.ResultsDir, err = resultsParent(o.ResultsDir, o.ModuleDir); err != nil {
-		fmt.Fprintln(stderr, err)
+	if !workplaceWithResults(&o, stderr) {
 		return exitNoVerdict
 	}
 	absIfThere(&o.Kernel, &o.Tree)
@@ -172,12 +167,7 @@ func lavaResultsMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lava-results: -exit-codes=%q: want smct or kselftest\n", *exitCodes)
 		return exitNoVerdict
 	}
-	if !workplace(&o, stderr) {
-		return exitNoVerdict
-	}
-	var err error
-	if o.ResultsDir, err = resultsParent(o.ResultsDir, o.ModuleDir); err != nil {
-		fmt.Fprintln(stderr, err)
+	if !workplaceWithResults(&o, stderr) {
 		return exitNoVerdict
 	}
 	for i := range logs {

@@ -76,11 +76,7 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	if *echo {
 		o.Echo = rep.Always()
 	}
-	if !workplace(&o, stderr) {
-		return exitNoVerdict
-	}
-	if o.ResultsDir, err = resultsParent(o.ResultsDir, o.ModuleDir); err != nil {
-		fmt.Fprintln(stderr, err)
+	if !workplaceWithResults(&o, stderr) {
 		return exitNoVerdict
 	}
 	// The user's own paths, from where they stand.

@@ -118,14 +118,12 @@ func TestClauses(t *testing.T) {
 		c.Lines = lines
 	}
 	for _, f := range mutants.Faults() {
-		c := byID[f.Clause()]
+		c := byID[f.Clause]
 		switch {
-		case f.Clause() == "":
+		case f.Clause == "":
 			t.Errorf("fault %s names no clause", f.Name)
 		case c == nil:
-			t.Errorf("fault %s breaks clause %s, which CONTRACT.md does not have", f.Name, f.Clause())
-		case !strings.HasPrefix(f.Clause(), f.Want+"."):
-			t.Errorf("fault %s must fail %s, but breaks clause %s", f.Name, f.Want, f.Clause())
+			t.Errorf("fault %s breaks clause %s, which CONTRACT.md does not have", f.Name, f.Clause)
 		default:
 			c.Faults = append(c.Faults, f.Name)
 		}
