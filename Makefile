@@ -4,6 +4,8 @@
 #   make qemu-test ARCH=arm64|x86_64 [KERNEL=path | TREE=kernel-source | IMAGE=lock-entry] [PROFILE=v4|v3] [LABELS=filter]
 #                  [FTRACETEST=tree/tools/testing/selftests/ftrace] [FTRACETEST_MATCH=stackmap]
 #                  [REQUIRE=stackmap|none] [SEED=n] [EXIT_CODES=smct|kselftest]
+#                  [CLAIMS=1]     also measure what the series claims (claims.txt; never changes the verdict)
+#   make claims ARCH=... [KERNEL=|TREE=|IMAGE=]   what the series claims, measured: claims.txt
 #   make kernel ARCH=... [PIN=1]   build the reference kernel (cached)
 #   make mutants ARCH=...          every fault switch of the reference kernel must be caught
 #   make stress ARCH=...           the hot path under load
@@ -63,8 +65,9 @@ URL     ?=
 LOG     ?=
 LAVA    ?=
 LAVA_URL ?=
+CLAIMS  ?=
 
-.PHONY: go-check qemu-test kernel mutants stress matrix bench review reply lava-job lava-results test unit-test smct clean
+.PHONY: go-check qemu-test claims kernel mutants stress matrix bench review reply lava-job lava-results test unit-test smct clean
 
 # Go and the version go.mod asks for, checked before anything else: a
 # fresh machine may have neither, and Go's own message would not say how.
@@ -83,7 +86,13 @@ qemu-test: smct
 		-profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' \
 		-ftracetest '$(FTRACETEST)' -ftracetest-match '$(FTRACETEST_MATCH)' -jobs '$(JOBS)' -accel '$(ACCEL)' \
 		-cpu '$(CPU)' -mem '$(MEM)' -qemu-opts '$(QEMU_OPTS)' $(if $(KEEP),-keep) $(if $(GUEST_SHELL),-shell) -lanes '$(or $(LANES),0)' \
-		-require-feature '$(REQUIRE)' -seed '$(SEED)' -exit-codes '$(EXIT_CODES)'
+		-require-feature '$(REQUIRE)' -seed '$(SEED)' -exit-codes '$(EXIT_CODES)' $(if $(CLAIMS),-claims)
+
+# What the series claims (retention, pool memory, hot-path cost,
+# deduplication under contention), measured on one kernel.
+claims: smct
+	@./bin/smct claims -arch '$(ARCH)' -kernel '$(KERNEL)' -tree '$(TREE)' -image '$(IMAGE)' -profile '$(PROFILE)' \
+		-timeout '$(TIMEOUT)' -jobs '$(JOBS)' -accel '$(ACCEL)' -cpu '$(CPU)' -mem '$(MEM)' -lanes '$(or $(LANES),0)'
 
 # The reference kernel (kernel/), built and cached; PIN=1 records it in images.lock.
 kernel: smct

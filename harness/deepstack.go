@@ -44,6 +44,19 @@ func (d *DeepSender) Send() error {
 // A kernel that cannot build it (no network namespaces, dummy or VLAN
 // devices) makes the spec UNSUPPORTED with the reason.
 func NewDeepSender() *DeepSender {
+	d, err := OpenDeepSender()
+	if errors.Is(err, ErrNotSupported) {
+		Unsupported("no deep kernel stack to test with: %v", err)
+	}
+	Must(err, "building the deep-stack network")
+	DeferCleanup(d.Close)
+	return d
+}
+
+// OpenDeepSender is NewDeepSender for callers outside a spec: an error
+// that Is ErrNotSupported means the kernel lacks a part, and Close undoes
+// what it made.
+func OpenDeepSender() (*DeepSender, error) {
 	type result struct {
 		sock int
 		err  error
@@ -57,17 +70,29 @@ func NewDeepSender() *DeepSender {
 		done <- result{sock, err}
 	}()
 	r := <-done
-	if errors.Is(r.err, ErrNotSupported) {
-		Unsupported("no deep kernel stack to test with: %v", r.err)
+	if r.err != nil {
+		return nil, r.err
 	}
-	Must(r.err, "building the deep-stack network")
-	DeferCleanup(unix.Close, r.sock)
+	d := &DeepSender{sock: r.sock, file: -1}
 	file, err := unix.MemfdCreate("smct-deep", 0)
-	Must(err, "making a memory file to send from")
-	DeferCleanup(unix.Close, file)
-	_, err = unix.Write(file, make([]byte, 64))
-	Must(err, "filling the memory file")
-	return &DeepSender{sock: r.sock, file: file}
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("making a memory file to send from: %w", err)
+	}
+	d.file = file
+	if _, err := unix.Write(file, make([]byte, 64)); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("filling the memory file: %w", err)
+	}
+	return d, nil
+}
+
+// Close closes the socket, and with it the namespace, and the memory file.
+func (d *DeepSender) Close() {
+	unix.Close(d.sock)
+	if d.file >= 0 {
+		unix.Close(d.file)
+	}
 }
 
 // buildDeepNet runs on a locked thread: it enters a new network namespace,
@@ -127,15 +152,30 @@ func buildDeepNet() (sock int, err error) {
 // UNSUPPORTED.
 func SetUpDeepChain(t *TraceFS) {
 	Require(t, Node("synthetic_events"), Event("net/net_dev_start_xmit"))
-	// Cleanups run last-registered first: triggers go before the events
-	// they name, and each event after its own trigger.
+	undo, err := DeepChain(t)
+	DeferCleanup(undo)
+	if err != nil {
+		Unsupported("%v", err)
+	}
+}
+
+// DeepChain is SetUpDeepChain for callers outside a spec: undo removes
+// what it set up, in reverse order, also after an error.
+func DeepChain(t *TraceFS) (undo func(), err error) {
+	var undos []func()
+	undo = func() {
+		for i := len(undos) - 1; i >= 0; i-- {
+			undos[i]()
+		}
+	}
 	for _, name := range DeepChainEvents {
 		def := name + " unsigned int v"
 		if err := t.Append("synthetic_events", def); err != nil {
-			Unsupported("cannot define the synthetic event %q: %v (CONFIG_SYNTH_EVENTS?)", def, err)
+			return undo, fmt.Errorf("cannot define the synthetic event %q: %w (CONFIG_SYNTH_EVENTS?)", def, err)
 		}
-		DeferCleanup(t.Append, "synthetic_events", "!"+name)
+		undos = append(undos, func() { t.Append("synthetic_events", "!"+name) })
 	}
+	// Triggers go before the events they name, each event after its own trigger.
 	triggers := [][2]string{{"net/net_dev_start_xmit", "hist:keys=len:l=len:onmatch(net.net_dev_start_xmit).trace(s1,$l)"}}
 	for i, name := range DeepChainEvents[:len(DeepChainEvents)-1] {
 		next := DeepChainEvents[i+1]
@@ -144,8 +184,9 @@ func SetUpDeepChain(t *TraceFS) {
 	for _, tr := range triggers {
 		node := "events/" + tr[0] + "/trigger"
 		if err := t.Append(node, tr[1]); err != nil {
-			Unsupported("cannot set the hist trigger %q on %s: %v (CONFIG_HIST_TRIGGERS?)", tr[1], tr[0], err)
+			return undo, fmt.Errorf("cannot set the hist trigger %q on %s: %w (CONFIG_HIST_TRIGGERS?)", tr[1], tr[0], err)
 		}
-		DeferCleanup(t.Append, node, "!"+tr[1])
+		undos = append(undos, func() { t.Append(node, "!"+tr[1]) })
 	}
+	return undo, nil
 }

@@ -16,14 +16,25 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/ftrace-stackmap/conformance/harness"
+	"github.com/ftrace-stackmap/conformance/suites/claims"
 	_ "github.com/ftrace-stackmap/conformance/suites/baseline"
 	_ "github.com/ftrace-stackmap/conformance/suites/stackmap"
 )
 
-func init() { harness.RegisterFlags(flag.CommandLine) }
+func init() {
+	harness.RegisterFlags(flag.CommandLine)
+	claims.RegisterFlags(flag.CommandLine)
+}
 
-// TestMain lets -smct.exit-codes=kselftest choose the exit status.
-func TestMain(m *testing.M) { os.Exit(harness.ExitCode(m.Run())) }
+// TestMain lets -smct.exit-codes=kselftest choose the exit status, and
+// -smct.claims measure the series' claims instead of running the specs.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if claims.Asked() {
+		os.Exit(claims.Main())
+	}
+	os.Exit(harness.ExitCode(m.Run()))
+}
 
 func TestConformance(t *testing.T) {
 	suiteConfig, reporterConfig := GinkgoConfiguration()

@@ -21,7 +21,8 @@ func main() {
 }
 
 const usage = `usage: smct [-C PROJECT-DIR] COMMAND ...
-  smct qemu-test -arch arm64|x86_64 [-kernel PATH | -image ENTRY] [-profile v4|v3] [-labels FILTER]
+  smct qemu-test -arch arm64|x86_64 [-kernel PATH | -tree DIR | -image ENTRY] [-profile v4|v3] [-labels FILTER] [-claims]
+  smct claims -arch arm64|x86_64 [-kernel PATH | -tree DIR | -image ENTRY]
   smct kernel -arch arm64|x86_64 [-pin]
   smct mutants -arch arm64|x86_64 [-kernel PATH | -image ENTRY] [-faults a,b]
   smct matrix [-images a,b] [-arches arm64,x86_64] [-parallel 2]
@@ -36,6 +37,7 @@ const usage = `usage: smct [-C PROJECT-DIR] COMMAND ...
 var commands = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"qemu-test":    qemuTestMain,
 	"kernel":       kernelMain,
+	"claims":       claimsMain,
 	"mutants":      mutantsMain,
 	"matrix":       matrixMain,
 	"review":       reviewMain,

@@ -35,6 +35,7 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Labels, "labels", "", "Ginkgo label filter, e.g. 'SM-RESET-01 || baseline'")
 	runFlags(fs, &o)
 	requireFlags(fs, &o.Request)
+	fs.BoolVar(&o.Claims, "claims", false, "also measure what the series claims (claims.txt); never changes the verdict")
 	fs.StringVar(&o.ResultsDir, "results", "", "where run directories go (default: the project's results/)")
 	fs.StringVar(&o.FtraceDir, "ftracetest", "", "a kernel tree's tools/testing/selftests/ftrace: run its ftracetest in the default boot too")
 	fs.StringVar(&o.FtraceMatch, "ftracetest-match", results.DefaultFtraceMatch, "run the .tc files whose path contains this")
@@ -112,6 +113,9 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "note: writing the reports: %v\n", err)
 	}
 	writeReply(res, stderr)
+	if res.Claims != nil {
+		fmt.Fprintf(stdout, "%s (%s)\n", res.Claims.Line(), filepath.Join(res.Dir, results.ClaimsFile))
+	}
 	io.WriteString(stdout, report.Plain(summary))
 	return res.ExitCodeAs(*exitCodes)
 }

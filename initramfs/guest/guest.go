@@ -58,6 +58,9 @@ type RunConfig struct {
 	// Shell asks for busybox's shell on the console instead of the suite
 	// (SHELL=1): the machine powers off when it exits.
 	Shell bool `json:"shell,omitempty"`
+	// Claims runs the suite binary in its claims mode (Args say what to
+	// measure): it writes a sample into CaptureDir and no Ginkgo report.
+	Claims bool `json:"claims,omitempty"`
 	// Job is what the host that wrote this configuration knew of the run,
 	// sent back as the frame JobFile before the suite starts: a runner
 	// elsewhere (a LAVA job) keeps only the console, so the run's

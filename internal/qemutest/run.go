@@ -92,6 +92,13 @@ func (rn *Runner) Run(ctx context.Context, o Options) (*results.Result, error) {
 	if err := r.bootAll(ctx, o.plans()); err != nil {
 		return r.res, err
 	}
+	if o.Claims {
+		// After the conformance boots, whose verdict they do not change.
+		r.res.Claims = r.measureClaims(ctx)
+		if ctx.Err() != nil {
+			return r.res, failed("measuring the claims", ctx.Err())
+		}
+	}
 	return r.finish()
 }
 

@@ -113,6 +113,7 @@ func Evidence(res *Result) string {
 			b.WriteString(wrap("  ", "    ", p))
 		}
 	}
+	b.WriteString(claimsEvidence(res))
 	// A command is not wrapped: it must paste back whole.
 	cmd := Reproduce(res)
 	if len("reproduce: "+cmd) <= report.Width {
@@ -181,4 +182,22 @@ func withoutIDs(sp report.Spec) string {
 		text = strings.ReplaceAll(text, "["+id+"]", " ")
 	}
 	return strings.Join(strings.Fields(text), " ")
+}
+
+// claimsEvidence is the claims in a few lines: each claim's status and
+// figures; claims.txt has the tables.
+func claimsEvidence(res *Result) string {
+	r := res.Claims
+	if r == nil {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nwhat the series claims, measured (%s; no effect on the verdict):\n", strings.TrimPrefix(r.Line(), "claims: "))
+	if r.Emulated {
+		b.WriteString(report.Wrap("  ", "  ", "emulated (TCG): times are not hardware times"))
+	}
+	for _, c := range r.Claims {
+		b.WriteString(report.Wrap(fmt.Sprintf("  %s: ", c.Status), "    ", c.What+": "+c.Figures()))
+	}
+	return b.String()
 }

@@ -105,6 +105,13 @@ type (
 		LogExcerpt  string            `json:"log_excerpt,omitempty"`
 		Environment *kcidbEnvironment `json:"environment,omitempty"`
 		Misc        misc              `json:"misc,omitempty"`
+		Number      *kcidbNumber      `json:"number,omitempty"`
+	}
+	// kcidbNumber is a test's numeric output: a measurement, not a verdict.
+	kcidbNumber struct {
+		Value  float64 `json:"value"`
+		Unit   string  `json:"unit,omitempty"`
+		Prefix string  `json:"prefix,omitempty"`
 	}
 	kcidbEnvironment struct {
 		Comment string `json:"comment"`

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ftrace-stackmap/conformance/internal/claims"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
@@ -83,7 +84,49 @@ func kcidbTests(origin, buildID string, res *Result) []kcidbTest {
 	if p := res.Summary.SuiteProblems; len(p) > 0 {
 		w.addPath(kcidbRoot+".suite", "ERROR", "the suite's setup and its final restore of tracefs", strings.Join(p, "\n"), 0, nil)
 	}
+	w.claims()
 	return w.tests
+}
+
+// claims adds a test per claim the run measured: DONE with its figure, or
+// SKIP with why it could not be measured, so that no claim colours the
+// build's status; what it says of the claim is in misc.
+func (w *testWriter) claims() {
+	r := w.res.Claims
+	if r == nil {
+		return
+	}
+	for _, c := range r.Claims {
+		path := kcidbRoot + ".claims"
+		for _, part := range strings.Split(c.ID, ".") {
+			path += "." + pathPart(part)
+		}
+		m := misc{}
+		m.set("claim_status", string(c.Status))
+		m.set("claimed", c.Claimed)
+		m.set("measured", c.Measured)
+		m.set("rule", c.Why)
+		if c.Status == claims.CouldNotMeasure {
+			w.addPath(path, "SKIP", c.What, c.Why, 0, m)
+			continue
+		}
+		w.addPath(path, "DONE", c.What, "", 0, m)
+		w.tests[len(w.tests)-1].Number = claimNumber(c)
+	}
+}
+
+// claimNumber is a claim's figure as KCIDB's number: bytes and seconds
+// with their prefixes, ratios without a unit.
+func claimNumber(c claims.Claim) *kcidbNumber {
+	switch c.Unit {
+	case "MB":
+		return &kcidbNumber{Value: c.Value * (1 << 20), Unit: "B", Prefix: "binary"}
+	case "us":
+		return &kcidbNumber{Value: c.Value / 1e6, Unit: "s", Prefix: "metric"}
+	case "x":
+		return &kcidbNumber{Value: c.Value}
+	}
+	return &kcidbNumber{Value: c.Value, Unit: c.Unit}
 }
 
 // testWriter makes a run's tests: their ids, and what they all say of the

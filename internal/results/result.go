@@ -10,6 +10,7 @@ package results
 import (
 	"time"
 
+	"github.com/ftrace-stackmap/conformance/internal/claims"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/dumpcheck"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
@@ -35,6 +36,9 @@ type Request struct {
 	// Seed orders the specs (Ginkgo's -ginkgo.seed): chosen once per run
 	// when not given, so that a run can be made again in the same order.
 	Seed int64
+	// Claims adds the claims plan's boots (CLAIMS=1): measurements of
+	// what the series claims, which never change the verdict.
+	Claims bool
 	// Require is REQUIRE=: "stackmap" fails the run on UNSUPPORTED stackmap
 	// specs, "none" does not, "" decides by the kernel (see Result.Required).
 	Require string
@@ -90,6 +94,8 @@ type Result struct {
 	// RequiredWhy who decided it (REQUIRE=, or the kernel's origin).
 	Required    bool
 	RequiredWhy string
+	// Claims is what the claims plan measured, when the run made it.
+	Claims *claims.Report
 	// NoVerdict is why the run gave no trustworthy verdict, "" when it did.
 	NoVerdict string
 }

@@ -17,6 +17,10 @@ const (
 	// VerdictFile keeps the verdict on one line ("ok", "FAIL", "NO VERDICT:
 	// ..."): make turns every failing status into its own 2.
 	VerdictFile = "verdict.txt"
+	// ClaimsFile and ClaimsJSONFile hold what the claims plan measured,
+	// when the run made it.
+	ClaimsFile     = "claims.txt"
+	ClaimsJSONFile = "claims.json"
 )
 
 // Write puts the summary, the KTAP, the JUnit, the evidence, the verdict
@@ -37,9 +41,41 @@ func Write(res *Result) (string, error) {
 			return summary, err
 		}
 	}
+	if err := writeClaims(res); err != nil {
+		return summary, err
+	}
 	origin, err := KCIDBOrigin()
 	if err != nil {
 		return summary, err
 	}
 	return summary, WriteKCIDB(res.Dir, origin, res)
+}
+
+// writeClaims writes claims.txt and claims.json when the run measured
+// the claims.
+func writeClaims(res *Result) error {
+	if res.Claims == nil {
+		return nil
+	}
+	data, err := res.Claims.JSON()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(res.Dir, ClaimsJSONFile), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(res.Dir, ClaimsFile), []byte(res.Claims.Text()), 0o644)
+}
+
+// WriteClaimsRun writes the reports of a claims run alone (make claims):
+// claims.txt, claims.json and the KCIDB data of its measurements.
+func WriteClaimsRun(res *Result) error {
+	if err := writeClaims(res); err != nil {
+		return err
+	}
+	origin, err := KCIDBOrigin()
+	if err != nil {
+		return err
+	}
+	return WriteKCIDB(res.Dir, origin, res)
 }

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/progress"
+	"github.com/ftrace-stackmap/conformance/internal/qemutest"
+	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
+)
+
+// claimsMain measures what the series claims on one kernel: the claims
+// plan's boots alone. It prints claims.txt and exits 0 when any boot
+// brought back a measurement, 2 when none did or the run could not be
+// made; what the measurements say of the claims never sets the status.
+func claimsMain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("claims", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := qemutest.Options{Progress: progress.New(stderr), Kind: "claims"}
+	fs.StringVar(&o.Arch, "arch", "", "arm64 or x86_64")
+	fs.StringVar(&o.Kernel, "kernel", "", "kernel image to boot (overrides -image)")
+	fs.StringVar(&o.Tree, "tree", "", "kernel source tree to build with the suite's config fragments and boot (overrides -image)")
+	fs.StringVar(&o.Image, "image", "", "images.lock entry to boot (default: the lock's default)")
+	o.Profile = contract.ProfileV4
+	fs.Var(&o.Profile, "profile", "contract profile: v4 or v3")
+	runFlags(fs, &o)
+	fs.StringVar(&o.ResultsDir, "results", "", "where run directories go (default: the project's results/)")
+	fs.Func("append", "extra kernel command line words (a fault switch of the reference kernel, say)", func(v string) error {
+		o.BootArgs = strings.Fields(v)
+		return nil
+	})
+	if err := fs.Parse(args); err == flag.ErrHelp {
+		return 0
+	} else if err != nil {
+		printNoVerdict(stdout, err.Error())
+		return exitNoVerdict
+	}
+	if fs.NArg() > 0 {
+		printNoVerdict(stdout, fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+		return exitNoVerdict
+	}
+	if !workplaceWithResults(&o, stderr) {
+		return exitNoVerdict
+	}
+	for _, p := range []*string{&o.Kernel, &o.Tree} {
+		if *p != "" {
+			abs, err := filepath.Abs(*p)
+			if err != nil {
+				printNoVerdict(stdout, err.Error())
+				return exitNoVerdict
+			}
+			*p = abs
+		}
+	}
+	ctx, stop := interruptible()
+	defer stop()
+	res, err := new(qemutest.Runner).Claims(ctx, o)
+	if res != nil && res.Dir != "" {
+		fmt.Fprintf(stdout, "results: %s\n", res.Dir)
+	}
+	if err != nil {
+		printNoVerdict(stdout, report.Plain(err.Error()))
+		return exitNoVerdict
+	}
+	if err := results.WriteClaimsRun(res); err != nil {
+		printNoVerdict(stdout, "writing the claims' reports: "+err.Error())
+		return exitNoVerdict
+	}
+	io.WriteString(stdout, res.Claims.Text())
+	if !res.Claims.Measured() {
+		printNoVerdict(stdout, "no claims boot brought back a measurement")
+		return exitNoVerdict
+	}
+	fmt.Fprintln(stdout, res.Claims.Line())
+	return 0
+}

@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package claims
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Status is what a measurement says of a claim.
+type Status string
+
+// The statuses, by the rules README.md states (see Judge).
+const (
+	Reproduced      Status = "reproduced"
+	Smaller         Status = "smaller than claimed"
+	NotReproduced   Status = "not reproduced"
+	CouldNotMeasure Status = "could not measure"
+	// NoFigure is a measurement of something the series claims no figure for.
+	NoFigure Status = "measured, no figure claimed"
+)
+
+// Claim is one claim of the series beside what was measured.
+type Claim struct {
+	ID       string  `json:"id"`
+	What     string  `json:"what"`
+	Claimed  string  `json:"claimed"`
+	Measured string  `json:"measured"`
+	Value    float64 `json:"value"` // the measured figure, in Unit; 0 when none
+	Unit     string  `json:"unit,omitempty"`
+	Status   Status  `json:"status"`
+	Why      string  `json:"why"` // the rule that decided, or why nothing was measured
+}
+
+// Boot is one claims boot as the host saw it.
+type Boot struct {
+	Name   string  `json:"name"`
+	Bits   int     `json:"bits"` // the bits= it was booted with; 0 for none (the default)
+	Sample *Sample `json:"sample,omitempty"`
+	Error  string  `json:"error,omitempty"` // why it brought back no sample
+}
+
+// Report is the claims plan's outcome.
+type Report struct {
+	Machine     string         `json:"machine"`  // QEMU's version and machine settings, or the device
+	Emulated    bool           `json:"emulated"` // TCG: times are not hardware times
+	Kernel      string         `json:"kernel"`
+	Claims      []Claim        `json:"claims"`
+	Rows        []RetentionRow `json:"retention"`
+	Pool        []PoolRow      `json:"pool"`
+	HotPath     []HotRow       `json:"hot_path"`
+	HotWorkload string         `json:"hot_path_workload,omitempty"`
+	Dedup       *Dedup         `json:"dedup,omitempty"`
+	Boots       []Boot         `json:"boots"`
+}
+
+// RetentionRow is one workload in one mode.
+type RetentionRow struct {
+	Workload      string  `json:"workload"`
+	Event         string  `json:"event"`
+	Mode          string  `json:"mode"`
+	BufferKB      int     `json:"buffer_kb"`
+	Events        int     `json:"events"`
+	BytesPerEvent float64 `json:"bytes_per_event"`
+	SpanSeconds   float64 `json:"span_seconds"`
+	Overrun       int64   `json:"overrun"`
+	IDs           int     `json:"ids"`
+	FullStacks    int     `json:"full_stacks"`
+	// Stacks deeper than the map stores: in full, and under an id.
+	DeepFullStacks int `json:"deep_full_stacks"`
+	DeepIDs        int `json:"deep_ids"`
+}
+
+// PoolRow is the map's memory in one boot.
+type PoolRow struct {
+	Boot     string `json:"boot"`
+	Bits     int    `json:"bits"`
+	Capacity int64  `json:"capacity"`
+	Bytes    int64  `json:"bytes"` // by caller name
+	// VmallocDeltaKB is VmallocUsed less the smallest map's boot's: the
+	// map's growth seen without its callers' names.
+	VmallocDeltaKB int64 `json:"vmalloc_delta_kb"`
+	BytesDelta     int64 `json:"bytes_delta"` // Bytes less the smallest map's
+}
+
+// HotRow is one mode of the hot-path timing: medians over repetitions and
+// the spread of the cost per event.
+type HotRow struct {
+	Mode         string  `json:"mode"`
+	NanosPerRun  float64 `json:"nanos_per_run"`
+	EventsPerRun float64 `json:"events_per_run"`
+	NanosPerEvt  float64 `json:"nanos_per_event"` // beyond the workload alone; 0 for off
+	MinPerEvt    float64 `json:"min_nanos_per_event"`
+	MaxPerEvt    float64 `json:"max_nanos_per_event"`
+	Reps         int     `json:"reps"`
+}
+
+// The cover letter's figures.
+const (
+	claimedEvents = 2.17 // 645,068 -> 1,397,741 retained events
+	claimedBytes  = 2.17 // ~104 -> ~48 bytes per event
+	claimedSpan   = 1.85 // 15.0 -> 27.7 s
+	claimedPool14 = 8 << 20
+	claimedPool18 = 135 << 20
+	// dedupFew is the most duplicate ids, as a share of the map's
+	// entries, that "a few duplicate entries" covers.
+	dedupFew = 0.01
+)
+
+// The rules, as README.md states them.
+const (
+	ruleRatio = "reproduced at 90% of the claimed ratio or more; smaller than claimed from 1.1x; not reproduced below 1.1x"
+	rulePool  = "reproduced within 25% of the claimed size; smaller than claimed below; not reproduced above"
+	ruleDepth = "reproduced when the deep workload's events ratio exceeds the slab workload's"
+	ruleFall  = "reproduced when, with the option on, every stack deeper than 64 frames is recorded in full and none under an id"
+	ruleEager = "reproduced when the pool is there at boot with the option never set"
+	ruleDedup = "reproduced when duplicate ids are at most 1% of the map's entries"
+)
+
+// Judge measures each claim against the boots' samples.
+func Judge(machine string, emulated bool, boots []Boot) Report {
+	r := Report{Machine: machine, Emulated: emulated, Boots: boots}
+	main := mainSample(boots)
+	if main != nil {
+		r.Kernel = main.Kernel
+	}
+	r.retention(main)
+	r.pool(boots)
+	r.hotPath(main)
+	r.dedup(main)
+	return r
+}
+
+// mainSample is the default boot's sample: the one that measures
+// retention, the hot path and deduplication.
+func mainSample(boots []Boot) *Sample {
+	for _, b := range boots {
+		if b.Bits == 0 {
+			return b.Sample
+		}
+	}
+	return nil
+}
+
+// why is the reason a part was not measured: the sample's, or the boot's.
+func why(s *Sample, part string, boots []Boot) string {
+	if s == nil {
+		for _, b := range boots {
+			if b.Bits == 0 && b.Error != "" {
+				return b.Error
+			}
+		}
+		return "the default claims boot brought back nothing"
+	}
+	if m := s.Missing[part]; m != "" {
+		return m
+	}
+	if whole, _, ok := strings.Cut(part, "/"); ok && s.Missing[whole] != "" {
+		return s.Missing[whole]
+	}
+	return "not measured"
+}
+
+func (r *Report) add(c Claim) { r.Claims = append(r.Claims, c) }
+
+func (r *Report) missing(id, what, claimed, reason string) {
+	r.add(Claim{ID: id, What: what, Claimed: claimed, Status: CouldNotMeasure, Why: reason})
+}
+
+// ratioStatus applies ruleRatio.
+func ratioStatus(measured, claimed float64) Status {
+	switch {
+	case measured >= 0.9*claimed:
+		return Reproduced
+	case measured >= 1.1:
+		return Smaller
+	}
+	return NotReproduced
+}
+
+func (r *Report) retention(s *Sample) {
+	byWorkload := map[string]map[string]RetentionRow{}
+	var order []string
+	if s != nil {
+		for _, w := range s.Retention {
+			byWorkload[w.Workload] = map[string]RetentionRow{}
+			order = append(order, w.Workload)
+			for _, rd := range w.Rounds {
+				row := RetentionRow{Workload: w.Workload, Event: w.Event, Mode: rd.Mode, BufferKB: w.BufferKB,
+					Events: rd.Trace.Events, SpanSeconds: rd.Trace.Span(), Overrun: rd.Stats.Overrun,
+					IDs: rd.Trace.IDs, FullStacks: rd.Trace.FullStacks, DeepFullStacks: rd.Trace.DeepFullStacks, DeepIDs: rd.Trace.DeepIDs}
+				if rd.Trace.Events > 0 {
+					row.BytesPerEvent = float64(rd.Stats.Bytes) / float64(rd.Trace.Events)
+				}
+				r.Rows = append(r.Rows, row)
+				byWorkload[w.Workload][rd.Mode] = row
+			}
+		}
+	}
+	ratio := func(workload string) (events, bytes, span float64, err string) {
+		m := byWorkload[workload]
+		off, on := m[ModeFullStack], m[ModeStackmap]
+		switch {
+		case m == nil:
+			return 0, 0, 0, why(s, PartRetention+"/"+workload, r.Boots)
+		case off.Events == 0 || on.Events == 0:
+			return 0, 0, 0, fmt.Sprintf("%s: no events retained (%d with full stacks, %d with the option)", workload, off.Events, on.Events)
+		case off.Overrun == 0 || on.Overrun == 0:
+			return 0, 0, 0, fmt.Sprintf("%s: the buffer did not wrap, so its size did not bound what it kept", workload)
+		}
+		events = float64(on.Events) / float64(off.Events)
+		bytes = off.BytesPerEvent / on.BytesPerEvent
+		if off.SpanSeconds > 0 {
+			span = on.SpanSeconds / off.SpanSeconds
+		}
+		return events, bytes, span, ""
+	}
+	const tableWhat = "slab workload, same per-CPU buffer, option off vs on"
+	events, bytes, span, err := ratio(WorkloadSlab)
+	if s == nil && err == "" {
+		err = why(nil, PartRetention, r.Boots)
+	}
+	if err != "" {
+		r.missing("retention.events", "retained events, "+tableWhat, "2.17x", err)
+		r.missing("retention.bytes", "bytes per event, "+tableWhat, "2.17x", err)
+		r.missing("retention.span", "time span, "+tableWhat, "1.85x", err)
+	} else {
+		r.add(Claim{ID: "retention.events", What: "retained events, " + tableWhat, Claimed: "2.17x", Measured: fmt.Sprintf("%.2fx", events),
+			Value: round(events, 3), Unit: "x", Status: ratioStatus(events, claimedEvents), Why: ruleRatio})
+		r.add(Claim{ID: "retention.bytes", What: "bytes per event, " + tableWhat, Claimed: "2.17x", Measured: fmt.Sprintf("%.2fx", bytes),
+			Value: round(bytes, 3), Unit: "x", Status: ratioStatus(bytes, claimedBytes), Why: ruleRatio})
+		c := Claim{ID: "retention.span", What: "time span, " + tableWhat, Claimed: "1.85x", Measured: fmt.Sprintf("%.2fx", span),
+			Value: round(span, 3), Unit: "x", Status: ratioStatus(span, claimedSpan), Why: ruleRatio}
+		if span == 0 {
+			c.Status, c.Measured, c.Why = CouldNotMeasure, "", "the events of the full-stack round carry no time span"
+		}
+		r.add(c)
+	}
+	deep, _, _, derr := ratio(WorkloadDeep)
+	const depthWhat = "the win grows with stack depth (deep workload against slab)"
+	switch {
+	case err != "":
+		r.missing("retention.depth", depthWhat, "larger", err)
+	case derr != "":
+		r.missing("retention.depth", depthWhat, "larger", derr)
+	default:
+		st := NotReproduced
+		if deep > events {
+			st = Reproduced
+		}
+		r.add(Claim{ID: "retention.depth", What: depthWhat, Claimed: "larger", Measured: fmt.Sprintf("%.2fx against %.2fx", deep, events),
+			Value: round(deep, 3), Unit: "x", Status: st, Why: ruleDepth})
+	}
+	r.fallback(byWorkload[WorkloadTooDeep], s)
+}
+
+// fallback judges the declared limit: stacks deeper than 64 frames are
+// stored in full, never under an id.
+func (r *Report) fallback(m map[string]RetentionRow, s *Sample) {
+	const what = "stacks deeper than 64 frames fall back to full stacks"
+	on, ok := m[ModeStackmap]
+	switch {
+	case !ok:
+		r.missing("retention.fallback", what, "all", why(s, PartRetention+"/"+WorkloadTooDeep, r.Boots))
+		return
+	case on.DeepFullStacks+on.DeepIDs == 0:
+		r.missing("retention.fallback", what, "all", fmt.Sprintf("no stack deeper than 64 frames among the %d events retained", on.Events))
+		return
+	}
+	deep := on.DeepFullStacks + on.DeepIDs
+	st := NotReproduced
+	if on.DeepIDs == 0 {
+		st = Reproduced
+	}
+	r.add(Claim{ID: "retention.fallback", What: what, Claimed: "all",
+		Measured: fmt.Sprintf("%d of %d such stacks in full, %d under an id", on.DeepFullStacks, deep, on.DeepIDs),
+		Value:    round(100*float64(on.DeepFullStacks)/float64(deep), 1), Unit: "%", Status: st, Why: ruleFall})
+}
+
+func (r *Report) pool(boots []Boot) {
+	var smallest *PoolRow
+	for _, b := range boots {
+		if b.Sample == nil || b.Sample.Pool == nil {
+			continue
+		}
+		p := b.Sample.Pool
+		bits := b.Bits
+		if bits == 0 {
+			bits = int(math.Round(math.Log2(float64(max(p.Capacity, 1)))))
+		}
+		r.Pool = append(r.Pool, PoolRow{Boot: b.Name, Bits: bits, Capacity: p.Capacity, Bytes: p.Bytes, VmallocDeltaKB: p.VmallocUsedKB})
+	}
+	sort.SliceStable(r.Pool, func(i, j int) bool { return r.Pool[i].Capacity < r.Pool[j].Capacity })
+	if len(r.Pool) > 0 {
+		s := r.Pool[0]
+		smallest = &s
+		for i := range r.Pool {
+			r.Pool[i].VmallocDeltaKB -= smallest.VmallocDeltaKB
+			r.Pool[i].BytesDelta = r.Pool[i].Bytes - smallest.Bytes
+		}
+	}
+	for _, want := range []struct {
+		id      string
+		bits    int
+		claimed int64
+	}{{"pool.bits14", 14, claimedPool14}, {"pool.bits18", 18, claimedPool18}} {
+		what := fmt.Sprintf("the pool's memory at bits=%d, allocated at boot", want.bits)
+		claimed := fmt.Sprintf("~%d MB", want.claimed>>20)
+		i := slices.IndexFunc(r.Pool, func(p PoolRow) bool { return p.Capacity == 1<<want.bits })
+		switch {
+		case i < 0:
+			r.missing(want.id, what, claimed, poolMissing(boots, want.bits))
+			continue
+		case r.Pool[i].Bytes == 0:
+			r.missing(want.id, what, claimed, fmt.Sprintf("no vmalloc caller names the stackmap (VmallocUsed is %d kB above the smallest map's boot)", r.Pool[i].VmallocDeltaKB))
+			continue
+		}
+		got := r.Pool[i].Bytes
+		ratio := float64(got) / float64(want.claimed)
+		st := Reproduced
+		switch {
+		case ratio < 0.75:
+			st = Smaller
+		case ratio > 1.25:
+			st = NotReproduced
+		}
+		r.add(Claim{ID: want.id, What: what, Claimed: claimed, Measured: fmt.Sprintf("%.1f MB", float64(got)/(1<<20)),
+			Value: round(float64(got)/(1<<20), 2), Unit: "MB", Status: st, Why: rulePool})
+	}
+	const eager = "the pool is allocated at boot, option on or not"
+	for _, b := range boots {
+		if b.Sample == nil || b.Sample.Pool == nil || b.Sample.Pool.OptionOn {
+			continue
+		}
+		st := NotReproduced
+		if b.Sample.Pool.Bytes > 0 {
+			st = Reproduced
+		}
+		r.add(Claim{ID: "pool.eager", What: eager, Claimed: "yes", Measured: fmt.Sprintf("%.1f MB with the option never set (boot %s)", float64(b.Sample.Pool.Bytes)/(1<<20), b.Name),
+			Value: round(float64(b.Sample.Pool.Bytes)/(1<<20), 2), Unit: "MB", Status: st, Why: ruleEager})
+		return
+	}
+	r.missing("pool.eager", eager, "yes", "no boot measured the pool with the option off")
+}
+
+// poolMissing says why no boot measured a map of 2^bits.
+func poolMissing(boots []Boot, bits int) string {
+	for _, b := range boots {
+		if b.Bits == bits || bits == 14 && b.Bits == 0 {
+			if b.Error != "" {
+				return "boot " + b.Name + ": " + b.Error
+			}
+			if b.Sample != nil && b.Sample.Missing[PartPool] != "" {
+				return "boot " + b.Name + ": " + b.Sample.Missing[PartPool]
+			}
+			if b.Sample != nil && b.Sample.Pool != nil {
+				return fmt.Sprintf("boot %s has a map of %d, not %d", b.Name, b.Sample.Pool.Capacity, 1<<bits)
+			}
+		}
+	}
+	return fmt.Sprintf("no boot with a map of 2^%d", bits)
+}
+
+func (r *Report) hotPath(s *Sample) {
+	const what = "cost per event on the hot path (the series gives no figure)"
+	if s == nil || s.HotPath == nil {
+		r.missing("hot-path", what, "none", why(s, PartHotPath, r.Boots))
+		return
+	}
+	h := s.HotPath
+	r.HotWorkload = h.Workload
+	perRun := map[string][]float64{}
+	for _, t := range h.Timings {
+		for _, n := range t.Nanos {
+			perRun[t.Mode] = append(perRun[t.Mode], float64(n)/float64(h.RunsPerRep))
+		}
+	}
+	off := median(perRun[ModeOff])
+	for _, t := range h.Timings {
+		row := HotRow{Mode: t.Mode, NanosPerRun: median(perRun[t.Mode]), Reps: len(t.Nanos)}
+		var evs, costs []float64
+		for i, n := range t.Nanos {
+			if i >= len(t.Events) {
+				break
+			}
+			ev := float64(t.Events[i]) / float64(h.RunsPerRep)
+			evs = append(evs, ev)
+			if t.Mode != ModeOff && ev > 0 {
+				costs = append(costs, (float64(n)/float64(h.RunsPerRep)-off)/ev)
+			}
+		}
+		row.EventsPerRun = median(evs)
+		if len(costs) > 0 {
+			row.NanosPerEvt, row.MinPerEvt, row.MaxPerEvt = median(costs), slices.Min(costs), slices.Max(costs)
+		}
+		r.HotPath = append(r.HotPath, row)
+	}
+	i := slices.IndexFunc(r.HotPath, func(h HotRow) bool { return h.Mode == ModeStackmap })
+	j := slices.IndexFunc(r.HotPath, func(h HotRow) bool { return h.Mode == ModeFullStack })
+	if i < 0 || j < 0 || r.HotPath[i].NanosPerEvt == 0 {
+		r.missing("hot-path", what, "none", "the timing has no stackmap or full-stack mode with events")
+		return
+	}
+	sm, fs := r.HotPath[i], r.HotPath[j]
+	r.add(Claim{ID: "hot-path", What: what, Claimed: "none",
+		Measured: fmt.Sprintf("%.1f us with the option, %.1f us with full stacks", sm.NanosPerEvt/1e3, fs.NanosPerEvt/1e3),
+		Value:    round(sm.NanosPerEvt/1e3, 2), Unit: "us", Status: NoFigure, Why: "reported, not judged"})
+}
+
+func (r *Report) dedup(s *Sample) {
+	const what = "deduplication is best-effort: a few duplicates when CPUs race"
+	if s == nil || s.Dedup == nil {
+		r.missing("dedup", what, "a few", why(s, PartDedup, r.Boots))
+		return
+	}
+	d := *s.Dedup
+	r.Dedup = &d
+	if d.Entries == 0 {
+		r.missing("dedup", what, "a few", "the rounds left no entry in the map")
+		return
+	}
+	share := float64(d.DuplicateIDs) / float64(d.Entries)
+	st := Reproduced
+	if share > dedupFew {
+		st = NotReproduced
+	}
+	r.add(Claim{ID: "dedup", What: what, Claimed: "a few",
+		Measured: fmt.Sprintf("%d duplicate ids of %d entries (%d stacks split), %d CPUs", d.DuplicateIDs, d.Entries, d.SplitStacks, d.CPUs),
+		Value:    round(100*share, 2), Unit: "%", Status: st, Why: ruleDedup})
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(v))
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	} else {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+}
+
+func round(v float64, places int) float64 {
+	p := math.Pow(10, float64(places))
+	return math.Round(v*p) / p
+}
