@@ -13,7 +13,8 @@
 #   make bench [IMAGE=entry] [REPS=3] [IMAGES=a,b] [WALK_SERIES=s WALK_TREE=dir]
 #                      time to verdict against a bare boot; a series walk against full runs
 #   make review SERIES=mbox|msgid|base..head TREE=dir [BASE=rev] [ARCHES=a,b] [AGAINST=...]
-#                      walk a series patch by patch: build, boot and test every prefix
+#                      [CLAIMS=1]  walk a series patch by patch: build, boot and test every prefix;
+#                      CLAIMS=1 measures the whole series' claims, side by side with AGAINST='s
 #   make lava-job ARCH=... [KERNEL=|TREE=|IMAGE=] [PROFILE=] [LABELS=] [URL=]
 #                      a LAVA job of the run (results/<run>/lava/job.yaml) and a device for lava-run here
 #   make lava-results LOG=<lava-run's stderr or a LAVA server's job log>...
@@ -139,7 +140,7 @@ reply: smct
 review: smct
 	@./bin/smct review -series '$(SERIES)' -tree '$(TREE)' -base '$(BASE)' -arches '$(ARCHES)' \
 		-against '$(AGAINST)' -profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' -jobs '$(JOBS)' \
-		-accel '$(ACCEL)' -lanes '$(or $(LANES),0)'
+		-accel '$(ACCEL)' -lanes '$(or $(LANES),0)' $(if $(CLAIMS),-claims)
 
 # `go test ./...` runs the unit tests only: the end-to-end boots (test/e2e)
 # and live mode on this machine (test/live) run when SMCT_E2E=1 and

@@ -38,6 +38,7 @@ func reviewMain(args []string, stdout, stderr io.Writer) int {
 	o.Profile = contract.ProfileV4
 	fs.Var(&o.Profile, "profile", "contract profile: v4 or v3")
 	fs.StringVar(&o.Labels, "labels", "", "Ginkgo label filter")
+	fs.BoolVar(&o.Claims, "claims", false, "also measure what the series claims, on the whole series (claims.txt); never changes the verdict")
 	runFlags(fs, &o)
 	if err := fs.Parse(args); err != nil {
 		return exitNoVerdict
@@ -118,11 +119,19 @@ func reviewMain(args []string, stdout, stderr io.Writer) int {
 	code := done[0].ExitCode()
 	if len(done) == 2 {
 		cmp := review.Compare(done[1], done[0])
-		os.WriteFile(filepath.Join(dir, "versions.txt"), []byte(cmp), 0o644)
+		if c := review.CompareClaims(done[1], done[0]); c != "" {
+			cmp += "\n" + c
+		}
+		if err := os.WriteFile(filepath.Join(dir, "versions.txt"), []byte(cmp), 0o644); err != nil {
+			return fail("writing the reports: %v", err)
+		}
 		io.WriteString(stdout, "\n"+cmp)
 		// The other version is what the series is compared with: its own
 		// failures are expected, and its walk has its table and status.
 		fmt.Fprintf(stdout, "%s: walk %s (its table: %s)\n", read[1].Name, done[1].Verdict(), filepath.Join(dir, "against", "series.txt"))
+	}
+	if o.Claims {
+		fmt.Fprintf(stdout, "claims of the whole series: %s\n", filepath.Join(dir, review.ClaimsFile))
 	}
 	fmt.Fprintf(stdout, "results: %s\n", dir)
 	p, f, s := done[0].Counts()

@@ -57,6 +57,30 @@ func (c Claim) Figures() string {
 	return "claimed " + c.Claimed + ", measured " + c.Measured
 }
 
+// Sentence is the claims for a reply on the list: each measured figure
+// beside the claimed one with its status, then what could not be measured.
+func (r Report) Sentence() string {
+	var parts, missing []string
+	for _, c := range r.Claims {
+		switch c.Status {
+		case CouldNotMeasure:
+			missing = append(missing, c.ID)
+		case NoFigure:
+			parts = append(parts, fmt.Sprintf("%s %s (no figure claimed)", c.ID, c.Measured))
+		default:
+			parts = append(parts, fmt.Sprintf("%s %s against %s, %s", c.ID, c.Measured, c.Claimed, c.Status))
+		}
+	}
+	s := strings.Join(parts, "; ")
+	if len(missing) > 0 {
+		s += "; not measured: " + strings.Join(missing, ", ")
+	}
+	if r.Emulated {
+		s += "; under emulation (TCG), so the times are not hardware times"
+	}
+	return s + "."
+}
+
 // Measured says whether any boot brought back a sample.
 func (r Report) Measured() bool {
 	for _, b := range r.Boots {

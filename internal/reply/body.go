@@ -33,6 +33,16 @@ func Body(r Report, sender *mail.Address) string {
 			b.WriteString(report.Wrap("    verdict: ", "      ", run.Verdict))
 		}
 	}
+	var measured []string
+	for _, run := range r.Runs {
+		if run.Claims != "" {
+			measured = append(measured, report.Wrap(fmt.Sprintf("  %s: ", run.Arch), "    ", run.Claims))
+		}
+	}
+	if len(measured) > 0 {
+		b.WriteString("\n" + report.Wrap("", "", "What the cover letter claims, measured beside the tests (no effect on the results above; the figures are in claims.txt of each run):"))
+		b.WriteString(strings.Join(measured, ""))
+	}
 	if r.Table != "" {
 		b.WriteString("\nPatch by patch:\n\n")
 		for _, l := range strings.Split(strings.TrimRight(r.Table, "\n"), "\n") {

@@ -27,6 +27,7 @@ type Run struct {
 	Verdict   string // "ok", "FAIL..." or "NO VERDICT: ..."
 	NoFeature string // why the kernel lacks the feature, "" when it has it
 	Failures  []Failure
+	Claims    string // what the claims plan measured, in a sentence; "" when not made
 }
 
 // Failure is a requirement that did not pass: FAIL or UNRESOLVED.

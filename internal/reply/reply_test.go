@@ -166,7 +166,10 @@ print(m.get_content_type(), m.get_content_charset())`
 
 // TestSendEmailDryRun has git send-email read the reply without sending.
 func TestSendEmailDryRun(t *testing.T) {
-	if err := apt.Ensure(io.Discard, apt.Need{Program: "git-send-email", Path: "/usr/lib/git-core/git-send-email", Package: "git-email"}); err != nil {
+	if err := apt.Ensure(io.Discard, apt.Need{Program: "git-send-email", Path: "/usr/lib/git-core/git-send-email", Package: "git-email"},
+		// Only recommended by git-email, which apt leaves out here, yet
+		// git send-email will not start without it.
+		apt.Need{Program: "Mail::Address", Path: "/usr/share/perl5/Mail/Address.pm", Package: "libmailtools-perl"}); err != nil {
 		t.Skipf("git send-email is not installable here: %v", err)
 	}
 	dir := t.TempDir()

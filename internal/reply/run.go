@@ -14,6 +14,9 @@ import (
 func FromRun(res *results.Result) Report {
 	o := res.Request
 	run := Run{Arch: o.Arch, Closing: res.ClosingLine(), Verdict: res.Verdict()}
+	if res.Claims != nil {
+		run.Claims = res.Claims.Sentence()
+	}
 	var failed []string
 	for _, sp := range res.Summary.Specs {
 		if sp.FeatureAbsent != "" && run.NoFeature == "" {

@@ -24,6 +24,9 @@ func (w *Walk) Reply(profile contract.Profile) reply.Report {
 	var failed []string
 	for _, arch := range w.Arches {
 		run := reply.Run{Arch: arch, Verdict: "ok"}
+		if c := w.wholeClaims()[arch]; c != nil {
+			run.Claims = c.Sentence()
+		}
 		p, f := 0, 0
 		seen := map[string]bool{}
 		for k, st := range w.Steps[arch] {

@@ -395,6 +395,9 @@ func (w *Walk) Write() error {
 		"series.json":     js,
 		"series-ktap.txt": []byte(w.KTAP()),
 	}
+	if len(w.wholeClaims()) > 0 {
+		files[ClaimsFile] = []byte(w.ClaimsText())
+	}
 	for k := 0; k <= len(w.Series.Patches); k++ {
 		name := fmt.Sprintf("evidence-patch-%d.txt", k)
 		if k == 0 {

@@ -4,12 +4,14 @@ package review
 
 import (
 	"fmt"
+	"github.com/ftrace-stackmap/conformance/internal/claims"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ftrace-stackmap/conformance/internal/claims"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
@@ -168,5 +170,29 @@ func TestWarningsInTheFilesAPatchTouches(t *testing.T) {
 	}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("warnings %q, want %q", got, want)
+	}
+}
+
+// Two versions' claims side by side: the win of each, and a claim one
+// version could not measure.
+func TestCompareClaims(t *testing.T) {
+	rep := func(events string, st claims.Status) *claims.Report {
+		return &claims.Report{Claims: []claims.Claim{
+			{ID: "retention.events", Measured: events, Unit: "x", Status: st},
+			{ID: "pool.bits14", Measured: "8.4 MB", Unit: "MB", Status: claims.Reproduced},
+		}}
+	}
+	walk := func(name string, r *claims.Report) *Walk {
+		return &Walk{Series: Series{Name: name}, Arches: []string{"arm64"},
+			Steps: map[string][]*Step{"arm64": {{K: 0}, {K: 1, Claims: r}}}}
+	}
+	out := CompareClaims(walk("v3", rep("1.00x", claims.NotReproduced)), walk("v4", rep("2.74x", claims.Reproduced)))
+	for _, want := range []string{"v3 against v4", "retention.events     1.00x NOT", "2.74x ok", "8.4 MB ok"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("comparison lacks %q:\n%s", want, out)
+		}
+	}
+	if CompareClaims(walk("v3", nil), walk("v4", nil)) != "" {
+		t.Error("a comparison of walks without claims")
 	}
 }

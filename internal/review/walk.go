@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
+	"github.com/ftrace-stackmap/conformance/internal/claims"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
@@ -41,6 +42,9 @@ type Step struct {
 	// when its prefix was built here (not found in the cache).
 	Warnings []string
 	built    bool // make ran for this prefix: its build log is this prefix's
+	// Claims is what the claims plan measured, on the whole series only
+	// (CLAIMS=1): they never change the walk's verdict.
+	Claims *claims.Report `json:",omitempty"`
 	// Problems are why this prefix fails the walk: a build or boot that
 	// failed, failing specs, a BASE- requirement or the feature lost.
 	Problems []string
@@ -108,7 +112,7 @@ func (w Walker) Walk(ctx context.Context, s Series, tree, dir string) (*Walk, er
 				continue
 			}
 			w.logf("%s %d/%d %s", arch, k, n, subjectOf(s, k))
-			if err := w.step(ctx, st, src, filepath.Join(dir, fmt.Sprintf("%s-%dof%d", arch, k, n))); err != nil {
+			if err := w.step(ctx, st, src, filepath.Join(dir, fmt.Sprintf("%s-%dof%d", arch, k, n)), k == n); err != nil {
 				return walk, err
 			}
 			if k > 0 && st.built {
@@ -138,8 +142,9 @@ func subjectOf(s Series, k int) string {
 
 // step builds and runs the suite on one prefix; it fails only when the
 // walk itself cannot go on (interrupted).
-func (w Walker) step(ctx context.Context, st *Step, src, resultsDir string) error {
+func (w Walker) step(ctx context.Context, st *Step, src, resultsDir string, whole bool) error {
 	o := w.Options
+	o.Claims = o.Claims && whole
 	o.Arch, o.Tree, o.Kernel, o.Image = st.Arch, src, "", ""
 	// The feature is absent before the series brings it: the walk, not
 	// each run, judges where it must be (judge).
@@ -182,6 +187,7 @@ func (w Walker) step(ctx context.Context, st *Step, src, resultsDir string) erro
 	}
 	st.Build, st.Boot = "ok", "ok"
 	st.Uname = res.Summary.Kernel
+	st.Claims = res.Claims
 	st.Classes, st.Reasons = map[string]contract.Class{}, map[string]string{}
 	for _, sp := range res.Summary.Specs {
 		for _, id := range sp.IDs {
