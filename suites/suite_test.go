@@ -16,8 +16,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/ftrace-stackmap/conformance/harness"
-	"github.com/ftrace-stackmap/conformance/suites/claims"
 	_ "github.com/ftrace-stackmap/conformance/suites/baseline"
+	"github.com/ftrace-stackmap/conformance/suites/claims"
 	_ "github.com/ftrace-stackmap/conformance/suites/stackmap"
 )
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/claims"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/results/kcidbschema"
 	"github.com/ftrace-stackmap/conformance/qemu"
@@ -275,5 +276,37 @@ func TestExcerptOf(t *testing.T) {
 	got := excerptOf("\x1b[31m" + strings.Repeat("é", 2*maxExcerpt))
 	if n := len([]rune(got)); n != maxExcerpt || strings.Contains(got, "\x1b") {
 		t.Errorf("excerpt of %d characters, want %d, plain", n, maxExcerpt)
+	}
+}
+
+// TestKCIDBClaims holds a run's claims to KCIDB's schema: each claim a
+// test, DONE with its number or SKIP with why it was not measured.
+func TestKCIDBClaims(t *testing.T) {
+	run := passingRun()
+	rep := claims.Judge("QEMU", true, []claims.Boot{{Name: "claims", Sample: &claims.Sample{
+		Pool: &claims.Pool{Capacity: 1 << 14, Bytes: 8814592}, Missing: map[string]string{claims.PartRetention: "the kernel has no event"}}}})
+	run.Claims = &rep
+	doc := kcidbDoc(t, run)
+	if err := kcidbschema.Validate(doc); err != nil {
+		t.Fatal(err)
+	}
+	checkLinks(t, "claims", doc)
+	var d kcidbData
+	if err := json.Unmarshal(doc, &d); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]kcidbTest{}
+	for _, tc := range d.Tests {
+		got[tc.Path] = tc
+	}
+	pool := got["stackmap.claims.pool.bits14"]
+	if pool.Status != "DONE" || pool.Number == nil || pool.Number.Value != 8.41*(1<<20) || pool.Number.Unit != "B" || pool.Misc["claim_status"] != "reproduced" {
+		t.Errorf("pool at 14 bits: %+v, number %+v", pool, pool.Number)
+	}
+	if ev := got["stackmap.claims.retention.events"]; ev.Status != "SKIP" || !strings.Contains(ev.LogExcerpt, "no event") || ev.Number != nil {
+		t.Errorf("retention not measured: %+v", ev)
+	}
+	if v := run.Verdict(); v != "ok" {
+		t.Errorf("verdict %q with claims; want the specs' ok", v)
 	}
 }

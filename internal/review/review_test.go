@@ -4,7 +4,6 @@ package review
 
 import (
 	"fmt"
-	"github.com/ftrace-stackmap/conformance/internal/claims"
 	"os"
 	"os/exec"
 	"path/filepath"
