@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -96,6 +97,9 @@ func KVMWorks(m Machine, kernel string) error {
 		return fmt.Errorf("%s: %s (KVM cannot run this kernel here, nested virtualization?)", m.Binary, kvmFailure)
 	case ctx.Err() != nil:
 		return fmt.Errorf("%s under KVM: the kernel did not end its boot within %s", m.Binary, KVMProbeTime)
+	case err != nil && out.has(filepath.Base(m.Binary)+": "):
+		// QEMU itself gave up (a vCPU it could not set up), not the kernel.
+		return fmt.Errorf("%s under KVM: %v: %s (nested virtualization?)", m.Binary, err, out.line(filepath.Base(m.Binary)+": "))
 	}
 	return nil // it booted and ended, whatever the status
 }
@@ -116,6 +120,25 @@ func (w *wordWatch) Write(p []byte) (int, error) {
 		w.seen()
 	}
 	return len(p), nil
+}
+
+// has says whether what the process wrote holds s.
+func (w *wordWatch) has(s string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return bytes.Contains(w.buf.Bytes(), []byte(s))
+}
+
+// line is the first line of what the process wrote that holds s.
+func (w *wordWatch) line(s string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, l := range strings.Split(w.buf.String(), "\n") {
+		if strings.Contains(l, s) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
 }
 
 func (w *wordWatch) found() bool {
