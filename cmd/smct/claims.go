@@ -6,10 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
-	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
@@ -24,12 +22,7 @@ func claimsMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("claims", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o := qemutest.Options{Progress: progress.New(stderr), Kind: "claims"}
-	fs.StringVar(&o.Arch, "arch", "", "arm64 or x86_64")
-	fs.StringVar(&o.Kernel, "kernel", "", "kernel image to boot (overrides -image)")
-	fs.StringVar(&o.Tree, "tree", "", "kernel source tree to build with the suite's config fragments and boot (overrides -image)")
-	fs.StringVar(&o.Image, "image", "", "images.lock entry to boot (default: the lock's default)")
-	o.Profile = contract.ProfileV4
-	fs.Var(&o.Profile, "profile", "contract profile: v4 or v3")
+	kernelFlags(fs, &o)
 	runFlags(fs, &o)
 	fs.StringVar(&o.ResultsDir, "results", "", "where run directories go (default: the project's results/)")
 	fs.Func("append", "extra kernel command line words (a fault switch of the reference kernel, say)", func(v string) error {
@@ -49,15 +42,9 @@ func claimsMain(args []string, stdout, stderr io.Writer) int {
 	if !workplaceWithResults(&o, stderr) {
 		return exitNoVerdict
 	}
-	for _, p := range []*string{&o.Kernel, &o.Tree} {
-		if *p != "" {
-			abs, err := filepath.Abs(*p)
-			if err != nil {
-				printNoVerdict(stdout, err.Error())
-				return exitNoVerdict
-			}
-			*p = abs
-		}
+	if err := absKernelPaths(&o); err != nil {
+		printNoVerdict(stdout, err.Error())
+		return exitNoVerdict
 	}
 	ctx, stop := interruptible()
 	defer stop()

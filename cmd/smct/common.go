@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 )
@@ -136,6 +137,33 @@ func interruptible() (context.Context, func()) {
 
 // runFlags are the flags of every command that boots: a boot's time limit
 // and the lock file.
+// kernelFlags are the flags that choose the arch, the kernel and the
+// contract profile of a run.
+func kernelFlags(fs *flag.FlagSet, o *qemutest.Options) {
+	fs.StringVar(&o.Arch, "arch", "", "arm64 or x86_64")
+	fs.StringVar(&o.Kernel, "kernel", "", "kernel image to boot (overrides -image)")
+	fs.StringVar(&o.Tree, "tree", "", "kernel source tree to build with the suite's config fragments and boot (overrides -image)")
+	fs.StringVar(&o.Image, "image", "", "images.lock entry to boot (default: the lock's default)")
+	o.Profile = contract.ProfileV4
+	fs.Var(&o.Profile, "profile", "contract profile: v4 or v3")
+}
+
+// absKernelPaths makes -kernel and -tree absolute: the user's own paths,
+// from where they stand.
+func absKernelPaths(o *qemutest.Options) error {
+	for _, p := range []*string{&o.Kernel, &o.Tree} {
+		if *p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return err
+		}
+		*p = abs
+	}
+	return nil
+}
+
 func runFlags(fs *flag.FlagSet, o *qemutest.Options) {
 	fs.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "limit for each boot")
 	fs.StringVar(&o.LockFile, "lock", "images.lock", "the image lock file")

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
@@ -26,12 +25,7 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	rep := progress.New(stderr)
 	o := qemutest.Options{Progress: rep}
-	fs.StringVar(&o.Arch, "arch", "", "arm64 or x86_64")
-	fs.StringVar(&o.Kernel, "kernel", "", "kernel image to boot (overrides -image)")
-	fs.StringVar(&o.Tree, "tree", "", "kernel source tree to build with the suite's config fragments and boot (overrides -image)")
-	fs.StringVar(&o.Image, "image", "", "images.lock entry to boot (default: the lock's default)")
-	o.Profile = contract.ProfileV4
-	fs.Var(&o.Profile, "profile", "contract profile: v4 or v3")
+	kernelFlags(fs, &o)
 	fs.StringVar(&o.Labels, "labels", "", "Ginkgo label filter, e.g. 'SM-RESET-01 || baseline'")
 	runFlags(fs, &o)
 	requireFlags(fs, &o.Request)
@@ -80,15 +74,9 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	if !workplaceWithResults(&o, stderr) {
 		return exitNoVerdict
 	}
-	// The user's own paths, from where they stand.
-	for _, p := range []*string{&o.Kernel, &o.Tree} {
-		if *p == "" {
-			continue
-		}
-		if *p, err = filepath.Abs(*p); err != nil {
-			fmt.Fprintln(stderr, err)
-			return exitNoVerdict
-		}
+	if err := absKernelPaths(&o); err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitNoVerdict
 	}
 
 	ctx, stop := interruptible()
