@@ -3,11 +3,14 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
+	"github.com/ftrace-stackmap/conformance/internal/claims"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
@@ -25,6 +28,7 @@ func claimsMain(args []string, stdout, stderr io.Writer) int {
 	kernelFlags(fs, &o)
 	runFlags(fs, &o)
 	fs.StringVar(&o.ResultsDir, "results", "", "where run directories go (default: the project's results/)")
+	sample := fs.String("sample", "", "judge a sample the suite binary took on a device (suites.test -smct.claims=all) instead of booting")
 	fs.Func("append", "extra kernel command line words (a fault switch of the reference kernel, say)", func(v string) error {
 		o.BootArgs = strings.Fields(v)
 		return nil
@@ -38,6 +42,9 @@ func claimsMain(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		printNoVerdict(stdout, fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
 		return exitNoVerdict
+	}
+	if *sample != "" {
+		return judgeSample(*sample, stdout)
 	}
 	if !workplaceWithResults(&o, stderr) {
 		return exitNoVerdict
@@ -66,5 +73,23 @@ func claimsMain(args []string, stdout, stderr io.Writer) int {
 		return exitNoVerdict
 	}
 	fmt.Fprintln(stdout, res.Claims.Line())
+	return 0
+}
+
+// judgeSample judges a sample taken in live mode on a device, where the
+// kernel's own size was the only one booted.
+func judgeSample(path string, stdout io.Writer) int {
+	data, err := os.ReadFile(path)
+	var s claims.Sample
+	if err == nil {
+		err = json.Unmarshal(data, &s)
+	}
+	if err != nil {
+		printNoVerdict(stdout, fmt.Sprintf("-sample %s: %v", path, err))
+		return exitNoVerdict
+	}
+	rep := claims.Judge("a device, live mode ("+path+")", false, []claims.Boot{{Name: "live", Sample: &s}})
+	io.WriteString(stdout, rep.Text())
+	fmt.Fprintln(stdout, rep.Line())
 	return 0
 }
