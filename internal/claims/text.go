@@ -117,6 +117,19 @@ func (r Report) Text() string {
 	fmt.Fprintf(&b, "What the stackmap series claims, measured\n")
 	b.WriteString(report.Wrap("kernel:  ", "         ", orNone(r.Kernel)))
 	b.WriteString(report.Wrap("machine: ", "         ", orNone(r.Machine)))
+	var boots []string
+	for _, bt := range r.Boots {
+		cpus := "?"
+		if bt.Sample != nil {
+			cpus = fmt.Sprint(bt.Sample.CPUs)
+		}
+		size := "default size"
+		if bt.Bits > 0 {
+			size = fmt.Sprintf("bits=%d", bt.Bits)
+		}
+		boots = append(boots, fmt.Sprintf("%s (%s, %s CPUs)", bt.Name, size, cpus))
+	}
+	b.WriteString(report.Wrap("boots:   ", "         ", strings.Join(boots, ", ")))
 	if r.Emulated {
 		b.WriteString("         emulated (TCG): times are not hardware times; only\n")
 		b.WriteString("         KVM or a device gives those. Counts and bytes are exact.\n")
