@@ -32,20 +32,22 @@ func mutantsMain(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Kernel, "kernel", "", "kernel image to boot (overrides -image)")
 	fs.StringVar(&o.Image, "image", "reference", "images.lock entry to boot")
 	runFlags(fs, &o)
-	only := fs.String("faults", "", "comma-separated faults to try (default: all)")
+	only := fs.String("faults", "", "comma-separated faults and variants to try (default: all)")
 	if err := fs.Parse(args); err != nil {
 		return exitNoVerdict
 	}
 	if !workplace(&o, stderr) {
 		return exitNoVerdict
 	}
-	all, faults := mutants.Faults(), mutants.Faults()
+	// Faults first, then the variants the contract permits: all must pass.
+	all := append(mutants.Faults(), mutants.Variants()...)
+	faults := slices.Clone(all)
 	if *only != "" {
 		faults = nil
 		for _, name := range strings.Split(*only, ",") {
 			i := slices.IndexFunc(all, func(f mutants.Fault) bool { return f.Name == name })
 			if i < 0 {
-				fmt.Fprintf(stderr, "mutants: -faults: no fault %q (kernel/README.md lists them)\n", name)
+				fmt.Fprintf(stderr, "mutants: -faults: no fault or variant %q (kernel/README.md lists them)\n", name)
 				return exitNoVerdict
 			}
 			faults = append(faults, all[i])
@@ -61,7 +63,10 @@ func mutantsMain(args []string, stdout, stderr io.Writer) int {
 	rows := mutants.Run(ctx, o, faults, stderr)
 	var b strings.Builder
 	ok := mutants.WriteTable(&b, rows)
-	os.WriteFile(filepath.Join(o.ResultsDir, "mutants.txt"), []byte(b.String()), 0o644)
+	if err := os.WriteFile(filepath.Join(o.ResultsDir, "mutants.txt"), []byte(b.String()), 0o644); err != nil {
+		fmt.Fprintf(stderr, "mutants: %v\n", err)
+		return exitNoVerdict
+	}
 	io.WriteString(stdout, b.String())
 	caught, noVerdict := 0, false
 	for _, r := range rows {

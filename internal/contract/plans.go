@@ -24,7 +24,7 @@ func (p BootPlan) IsDefault() bool { return p.Name == DefaultBoot }
 
 // plans are the boots a full run makes, default first. The bits values
 // cover in range, in range as hex, both clamps, and values that are not a
-// number (SM-BOOT-02), and the bare parameter (SM-BOOT-03); the full-map
+// number: a word, a sign, digits with more after them (SM-BOOT-02), and the bare parameter (SM-BOOT-03); the full-map
 // boot fills the smallest map.
 var plans = []BootPlan{
 	{Name: DefaultBoot, Labels: "!" + LabelNeedsBoot + " && !" + LabelStress},
@@ -34,6 +34,8 @@ var plans = []BootPlan{
 	{Name: "bits-30", Append: []string{"ftrace_stackmap.bits=30"}, Labels: "SM-BOOT-02"},
 	{Name: "bits-3", Append: []string{"ftrace_stackmap.bits=3"}, Labels: "SM-BOOT-02"},
 	{Name: "bits-word", Append: []string{"ftrace_stackmap.bits=many"}, Labels: "SM-BOOT-02"},
+	{Name: "bits-minus", Append: []string{"ftrace_stackmap.bits=-5"}, Labels: "SM-BOOT-02"},
+	{Name: "bits-trailing", Append: []string{"ftrace_stackmap.bits=12abc"}, Labels: "SM-BOOT-02"},
 	{Name: "bits-bare", Append: []string{"ftrace_stackmap.bits"}, Labels: "SM-BOOT-03"},
 	// The smallest map, on one CPU, filled past its capacity: drops, the
 	// success rate and the exports at capacity, and a reset of a full map.

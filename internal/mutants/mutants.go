@@ -30,6 +30,10 @@ type Fault struct {
 	// kernel then shows and not by how the suite is built; kernel/README.md
 	// says why for each. Any other failure is an echo to fix.
 	Echoes []string
+	// Variant marks a switch that makes the kernel behave as the contract
+	// permits (ftrace_stackmap.variants=): every spec must pass, Clause is
+	// the permission it exercises.
+	Variant bool
 }
 
 var (
@@ -37,65 +41,89 @@ var (
 	fullMapBoot = []string{"full-map"}
 )
 
+// fault is a fault switch: its name, the clause it breaks, the boots
+// that see it and its documented echoes.
+func fault(name, clause string, boots, echoes []string) Fault {
+	return Fault{Name: name, Clause: clause, Boots: boots, Echoes: echoes}
+}
+
 // faults lists every fault switch; kernel/README.md describes them.
 var faults = []Fault{
-	{"mode_map", "SM-MODE-01.1", defaultBoot, nil},
-	{"mode_stat", "SM-MODE-01.2", defaultBoot, nil},
-	{"mode_bin", "SM-MODE-01.1", defaultBoot, nil},
-	{"init_fail", "SM-INIT-01.2", defaultBoot, nil},
-	{"no_stack_ids", "SM-OPT-03.1", defaultBoot, nil},
-	{"stacks_without_source", "SM-OPT-03.2", defaultBoot, nil},
-	{"dangling_ids", "SM-TRACE-01.1", defaultBoot, nil},
-	{"text_order", "SM-TEXT-01.2", defaultBoot, nil},
-	{"text_depth", "SM-TEXT-01.1", defaultBoot, nil},
-	{"text_dup", "SM-TEXT-02.1", defaultBoot, nil},
-	{"stat_key", "SM-STAT-01.1", defaultBoot, nil},
-	{"stat_format", "SM-STAT-01.1", defaultBoot, nil},
-	{"success_rate_always", "SM-STAT-01.2", defaultBoot, nil},
-	{"table_size", "SM-STAT-02.2", defaultBoot, nil},
-	{"bad_counts", "SM-STAT-03.3", defaultBoot, nil},
-	{"no_ebusy", "SM-RESET-01.1", defaultBoot, nil},
-	{"no_einval", "SM-RESET-03.1", defaultBoot, nil},
-	{"reset_keeps_counters", "SM-RESET-04.1", defaultBoot, nil},
-	{"reset_keeps_buffer", "SM-RESET-05.1", defaultBoot, nil},
-	{"reset_skips_snapshot", "SM-RESET-05.2", defaultBoot, nil},
-	{"reset_needs_option", "SM-RESET-02.1", defaultBoot, nil},
-	{"bad_magic", "SM-BIN-01.1", defaultBoot, nil},
-	{"bad_version", "SM-BIN-01.1", defaultBoot, nil},
-	{"byte_swap", "SM-BIN-01.2", defaultBoot, nil},
-	{"bin_truncated", "SM-BIN-02.1", defaultBoot, nil},
-	{"bin_size", "SM-BIN-02.2", defaultBoot, nil},
-	{"bin_ids", "SM-BIN-03.1", defaultBoot, nil},
-	{"bin_depth", "SM-BIN-03.1", defaultBoot, nil},
-	{"bin_ref", "SM-BIN-03.1", defaultBoot, nil},
-	{"bin_live", "SM-BIN-04.1", defaultBoot, []string{"SM-ROBUST-01"}},
-	{"inst_option", "SM-INST-01.1", defaultBoot, nil},
-	{"inst_nodes", "SM-INST-01.1", defaultBoot, nil},
-	{"inst_inherit", "SM-INST-01.2", defaultBoot, nil},
-	{"inst_trace_options", "SM-INST-02.1", defaultBoot, nil},
-	{"boot_option_ignored", "SM-BOOT-01.1", []string{"trace-options"}, nil},
-	{"bits_ignored", "SM-BOOT-02.1", []string{"bits-12", "bits-hex", "bits-30", "bits-3"}, nil},
-	{"bits_bare", "SM-BOOT-03.1", []string{"bits-bare"}, nil},
-	{"bits_null", "SM-BOOT-03.1", []string{"bits-bare"}, nil},
-	{"option_listing", "SM-OPT-01.2", defaultBoot, nil},
-	{"option_order", "SM-OPT-02.1", defaultBoot, nil},
-	{"option_off_clears", "SM-OPT-04.1", defaultBoot, nil},
-	{"inst_rmdir", "SM-INST-03.1", defaultBoot, nil},
-	{"busy_reads", "SM-ROBUST-01.1", defaultBoot, nil},
-	{"depth_truncate", "SM-DEPTH-01.1", defaultBoot, nil},
-	{"drops_early", "SM-STAT-03.4", fullMapBoot, nil},
-	{"drop_no_fallback", "SM-STAT-03.5", fullMapBoot, nil},
-	{"rate_ignores_drops", "SM-STAT-01.3", fullMapBoot, nil},
-	{"bin_full_short", "SM-BIN-03.1", fullMapBoot, nil},
-	{"reset_keeps_drops", "SM-RESET-04.1", fullMapBoot, nil},
-	{"reset_keeps_pool", "SM-RESET-04.4", fullMapBoot, nil},
-	{"reset_queue", "SM-RESET-01.2", defaultBoot, nil},
-	{"ebusy_first", "SM-RESET-03.2", defaultBoot, nil},
-	{"bin_addrs", "SM-BIN-03.2", defaultBoot, nil},
-	{"entries_overflow", "SM-STAT-02.3", fullMapBoot, nil},
-	{"no_bin_node", "SM-NODE-02.1", defaultBoot, nil},
-	{"text_rewind", "SM-ROBUST-01.2", defaultBoot, nil},
+	fault("mode_map", "SM-MODE-01.1", defaultBoot, nil),
+	fault("mode_stat", "SM-MODE-01.2", defaultBoot, nil),
+	fault("mode_bin", "SM-MODE-01.1", defaultBoot, nil),
+	fault("init_fail", "SM-INIT-01.2", defaultBoot, nil),
+	fault("no_stack_ids", "SM-OPT-03.1", defaultBoot, nil),
+	fault("stacks_without_source", "SM-OPT-03.2", defaultBoot, nil),
+	fault("dangling_ids", "SM-TRACE-01.1", defaultBoot, nil),
+	fault("text_order", "SM-TEXT-01.2", defaultBoot, nil),
+	fault("text_depth", "SM-TEXT-01.1", defaultBoot, nil),
+	fault("text_dup", "SM-TEXT-02.1", defaultBoot, nil),
+	fault("stat_key", "SM-STAT-01.1", defaultBoot, nil),
+	fault("stat_format", "SM-STAT-01.1", defaultBoot, nil),
+	fault("success_rate_always", "SM-STAT-01.2", defaultBoot, nil),
+	fault("table_size", "SM-STAT-02.2", defaultBoot, nil),
+	fault("bad_counts", "SM-STAT-03.3", defaultBoot, nil),
+	fault("no_ebusy", "SM-RESET-01.1", defaultBoot, nil),
+	fault("no_einval", "SM-RESET-03.1", defaultBoot, nil),
+	fault("reset_keeps_counters", "SM-RESET-04.1", defaultBoot, nil),
+	fault("reset_keeps_buffer", "SM-RESET-05.1", defaultBoot, nil),
+	fault("reset_skips_snapshot", "SM-RESET-05.2", defaultBoot, nil),
+	fault("reset_needs_option", "SM-RESET-02.1", defaultBoot, nil),
+	fault("bad_magic", "SM-BIN-01.1", defaultBoot, nil),
+	fault("bad_version", "SM-BIN-01.1", defaultBoot, nil),
+	fault("byte_swap", "SM-BIN-01.2", defaultBoot, nil),
+	fault("bin_truncated", "SM-BIN-02.1", defaultBoot, nil),
+	fault("bin_size", "SM-BIN-02.2", defaultBoot, nil),
+	fault("bin_ids", "SM-BIN-03.1", defaultBoot, nil),
+	fault("bin_depth", "SM-BIN-03.1", defaultBoot, nil),
+	fault("bin_ref", "SM-BIN-03.1", defaultBoot, nil),
+	fault("bin_live", "SM-BIN-04.1", defaultBoot, []string{"SM-ROBUST-01"}),
+	fault("inst_option", "SM-INST-01.1", defaultBoot, nil),
+	fault("inst_nodes", "SM-INST-01.1", defaultBoot, nil),
+	fault("inst_inherit", "SM-INST-01.2", defaultBoot, nil),
+	fault("inst_trace_options", "SM-INST-02.1", defaultBoot, nil),
+	fault("boot_option_ignored", "SM-BOOT-01.1", []string{"trace-options"}, nil),
+	fault("bits_ignored", "SM-BOOT-02.1", []string{"bits-12", "bits-hex", "bits-30", "bits-3"}, nil),
+	fault("bits_bare", "SM-BOOT-03.1", []string{"bits-bare"}, nil),
+	fault("bits_null", "SM-BOOT-03.1", []string{"bits-bare"}, nil),
+	fault("option_listing", "SM-OPT-01.2", defaultBoot, nil),
+	fault("option_order", "SM-OPT-02.1", defaultBoot, nil),
+	fault("option_off_clears", "SM-OPT-04.1", defaultBoot, nil),
+	fault("inst_rmdir", "SM-INST-03.1", defaultBoot, nil),
+	fault("busy_reads", "SM-ROBUST-01.1", defaultBoot, nil),
+	fault("depth_truncate", "SM-DEPTH-01.1", defaultBoot, nil),
+	fault("drops_early", "SM-STAT-03.4", fullMapBoot, nil),
+	fault("drop_no_fallback", "SM-STAT-03.5", fullMapBoot, nil),
+	fault("rate_ignores_drops", "SM-STAT-01.3", fullMapBoot, nil),
+	fault("bin_full_short", "SM-BIN-03.1", fullMapBoot, nil),
+	fault("reset_keeps_drops", "SM-RESET-04.1", fullMapBoot, nil),
+	fault("reset_keeps_pool", "SM-RESET-04.4", fullMapBoot, nil),
+	fault("reset_queue", "SM-RESET-01.2", defaultBoot, nil),
+	fault("ebusy_first", "SM-RESET-03.2", defaultBoot, nil),
+	fault("bin_addrs", "SM-BIN-03.2", defaultBoot, nil),
+	fault("entries_overflow", "SM-STAT-02.3", fullMapBoot, nil),
+	fault("no_bin_node", "SM-NODE-02.1", defaultBoot, nil),
+	fault("text_rewind", "SM-ROBUST-01.2", defaultBoot, nil),
+	fault("id_hex", "SM-TRACE-01.3", defaultBoot, nil),
+	fault("id_and_stack", "SM-OPT-03.3", defaultBoot, nil),
+	fault("rate_rounds", "SM-STAT-01.3", fullMapBoot, nil),
+	fault("default_bits", "SM-STAT-02.1", defaultBoot, nil),
+	fault("tracer_switch_clears", "SM-OPT-04.1", defaultBoot, nil),
+	fault("reset_first_drop", "SM-RESET-04.4", fullMapBoot, nil),
+	fault("bits_lenient", "SM-BOOT-02.1", []string{"bits-minus", "bits-trailing"}, nil),
 }
+
+// variants lists every variant switch: behaviours the contract permits
+// and the reference kernel does not choose.
+var variants = []Fault{
+	{Name: "deep_not_dropped", Clause: "SM-STAT-03.1", Variant: true},
+	{Name: "stat_order", Clause: "SM-STAT-01.1", Variant: true},
+	{Name: "stat_tabs", Clause: "SM-STAT-01.1", Variant: true},
+}
+
+// Variants are every variant switch: a copy.
+func Variants() []Fault { return slices.Clone(variants) }
 
 // Want is the requirement ID that must fail: the clause's.
 func (f Fault) Want() string {
@@ -109,9 +137,10 @@ func Faults() []Fault { return slices.Clone(faults) }
 
 // Row is one line of the matrix.
 type Row struct {
-	Fault  string // "" for the kernel without faults
-	Want   string
-	Echoes []string // the fault's documented echoes
+	Fault   string // "" for the kernel without faults
+	Variant bool   // Fault is a variant: nothing may fail
+	Want    string
+	Echoes  []string // the fault's documented echoes
 	// Failed are the requirements with a FAIL, Unresolved those that could
 	// not be decided (a prerequisite broke) and no FAIL.
 	Failed, Unresolved []string
@@ -150,7 +179,7 @@ func (r Row) Caught() bool {
 	if r.Err != nil {
 		return false
 	}
-	if r.Fault == "" {
+	if r.Fault == "" || r.Variant {
 		return len(r.Failed) == 0 && len(r.Unresolved) == 0 && len(r.Warned) == 0
 	}
 	hit := slices.Contains(r.Failed, r.Want) || slices.Contains(r.Warned, r.Want)
@@ -169,16 +198,20 @@ func Run(ctx context.Context, base qemutest.Options, faults []Fault, progress io
 
 func boot(ctx context.Context, rn *qemutest.Runner, o qemutest.Options, f Fault, progress io.Writer) Row {
 	name := f.Name
-	if name == "" {
+	switch {
+	case name == "":
 		name = "none"
-	} else {
+	case f.Variant:
+		// Every boot: a permitted behaviour must pass wherever it shows.
+		o.BootArgs = append(append([]string{}, o.BootArgs...), "ftrace_stackmap.variants="+f.Name)
+	default:
 		o.BootArgs = append(append([]string{}, o.BootArgs...), "ftrace_stackmap.faults="+f.Name)
 		o.Boots = f.Boots
 	}
 	o.ResultsDir = filepath.Join(o.ResultsDir, name)
 	fmt.Fprintf(progress, "--- fault %s\n", name)
 	res, err := rn.Run(ctx, o)
-	row := Row{Fault: f.Name, Want: f.Want(), Echoes: f.Echoes, Err: err}
+	row := Row{Fault: f.Name, Variant: f.Variant, Want: f.Want(), Echoes: f.Echoes, Err: err}
 	if err != nil {
 		return row
 	}
@@ -213,12 +246,12 @@ func WriteTable(w io.Writer, rows []Row) (ok bool) {
 	fmt.Fprintf(w, "%-22s %-12s %-7s %-26s %s\n", "fault", "must fail", "verdict", "also failed", "unresolved")
 	for _, r := range rows {
 		name, want := r.Fault, r.Want
-		if name == "" {
-			name, want = "(none)", "nothing"
-		}
 		verdict := "caught"
-		if r.Fault == "" {
-			verdict = "clean"
+		switch {
+		case name == "":
+			name, want, verdict = "(none)", "nothing", "clean"
+		case r.Variant:
+			name, want, verdict = "variant "+name, "nothing", "passes"
 		}
 		var also []string
 		for _, id := range r.Also() {
@@ -238,12 +271,14 @@ func WriteTable(w io.Writer, rows []Row) (ok bool) {
 			verdict, alsoText, unresolved = "NO VERDICT", r.Err.Error(), ""
 		case !r.Caught() && r.Fault == "":
 			verdict = "DIRTY"
+		case !r.Caught() && r.Variant:
+			verdict = "FALSE"
 		case r.Fault != "" && !slices.Contains(r.Failed, r.Want) && !slices.Contains(r.Warned, r.Want):
 			verdict = "MISSED"
 		case !r.Caught():
 			verdict = "ECHO"
 		}
-		if verdict != "caught" && verdict != "clean" {
+		if verdict != "caught" && verdict != "clean" && verdict != "passes" {
 			ok = false
 		}
 		if slices.Contains(r.Warned, r.Want) {

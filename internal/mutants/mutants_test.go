@@ -53,7 +53,7 @@ func TestFaultsMatchTheKernel(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
-	for _, f := range Faults() {
+	for _, f := range append(Faults(), Variants()...) {
 		if seen[f.Name] {
 			t.Errorf("fault %s listed twice", f.Name)
 		}
@@ -64,8 +64,12 @@ func TestFaultsMatchTheKernel(t *testing.T) {
 		if !strings.Contains(kernel.String(), `= "`+f.Name+`",`) {
 			t.Errorf("fault %s: not a fault name of kernel/patches", f.Name)
 		}
-		if !strings.Contains(string(readme), "| `"+f.Name+"` | "+f.Want()+" |") {
-			t.Errorf("fault %s: kernel/README.md has no row saying it breaks %s", f.Name, f.Want())
+		row := f.Want() // a fault's row names the requirement it breaks
+		if f.Variant {
+			row = f.Clause // a variant's, the clause that permits it
+		}
+		if !strings.Contains(string(readme), "| `"+f.Name+"` | "+row+" |") {
+			t.Errorf("switch %s: kernel/README.md has no row naming %s", f.Name, row)
 		}
 		for _, id := range f.Echoes {
 			if !strings.Contains(string(readme), "- `"+f.Name+"` may also fail "+id+":") {
@@ -73,13 +77,13 @@ func TestFaultsMatchTheKernel(t *testing.T) {
 			}
 		}
 	}
-	names := regexp.MustCompile(`(?m)^\+\t\[FAULT_[A-Z_]+\]\s*= "([a-z_]+)",`).FindAllStringSubmatch(kernel.String(), -1)
+	names := regexp.MustCompile(`(?m)^\+\t\[(?:FAULT|VARIANT)_[A-Z_0-9]+\]\s*= "([a-z_0-9]+)",`).FindAllStringSubmatch(kernel.String(), -1)
 	if len(names) == 0 {
 		t.Fatal("no fault names found in kernel/patches")
 	}
 	for _, m := range names {
 		if !seen[m[1]] {
-			t.Errorf("kernel fault %s is not in mutants.Faults()", m[1])
+			t.Errorf("kernel switch %s is not in mutants.Faults() or Variants()", m[1])
 		}
 	}
 }

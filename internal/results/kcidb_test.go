@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/claims"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/results/kcidbschema"
 	"github.com/ftrace-stackmap/conformance/qemu"

@@ -299,3 +299,17 @@ func FuzzParseTrace(f *testing.F) {
 		Events(s)
 	})
 }
+
+// A rate separates rounding down from rounding to nearest when its
+// fraction is at least one half.
+func TestRateSeparates(t *testing.T) {
+	for _, c := range []struct {
+		s, d int64
+		want bool
+	}{{12828, 122, false}, {199, 1, true}, {1, 1, false}, {2, 1, true}, {1, 2, false}, {0, 0, false}, {0, 5, false}} {
+		st := Stat{Successes: c.s, Drops: c.d}
+		if got := st.RateSeparates(); got != c.want {
+			t.Errorf("S=%d D=%d: %v, want %v", c.s, c.d, got, c.want)
+		}
+	}
+}

@@ -95,6 +95,14 @@ func rateProblem(st Stat) string {
 	return ""
 }
 
+// RateSeparates says whether the counters give a success rate whose
+// fraction of a percent is at least one half: there floor(100*S/(S+D))
+// differs from the nearest integer, so a kernel that rounds shows it.
+func (st Stat) RateSeparates() bool {
+	total := st.Successes + st.Drops
+	return total > 0 && (100*st.Successes)%total*2 >= total
+}
+
 // CapacityError is a stack_map_stat whose sizes are out of the contract
 // (SM-STAT-02).
 type CapacityError struct{ Stat Stat }

@@ -14,10 +14,10 @@ import (
 
 var _ = describe("the text export and the statistics", func() {
 	harness.ReqIt("SM-TRACE-01", "names in every <stack_id N> of trace a block of stack_map, with N below table_size", func() {
-		// clause SM-TRACE-01.1 SM-TRACE-01.2
+		// clause SM-TRACE-01.1 SM-TRACE-01.2 SM-TRACE-01.3
 		tfs := harness.Root()
 		record(tfs, workloadRuns)
-		ids := fmtx.ParseTrace(readTrace(tfs)).IDs
+		ids := fmtx.ParseTrace(readTraceOf(tfs, "SM-TRACE-01")).IDs
 		blocks := fmtx.IDs(readBlocks(tfs))
 		st := readStat(tfs)
 		harness.Prerequisite("SM-STAT-02", st.CheckCapacity())
@@ -68,6 +68,11 @@ var _ = describe("the text export and the statistics", func() {
 		// clause SM-STAT-02.1 SM-STAT-02.2 SM-STAT-02.3
 		st := readStat(harness.Root())
 		failOn(st.CheckCapacity())
+		if _, set, _ := harness.KernelParam(bitsParam); !set {
+			Expect(st.Capacity).To(Equal(int64(1)<<defaultBits), "[SM-STAT-02.1] booted without %s: capacity %d, want the default 2^%d", bitsParam, st.Capacity, defaultBits)
+		} else {
+			harness.Note("booted with %s: the default size is judged in a boot without it", bitsParam)
+		}
 	})
 
 	harness.ReqIt("SM-STAT-03", "counts what the map holds after a workload", func() {

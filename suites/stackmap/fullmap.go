@@ -34,6 +34,9 @@ const (
 	// runsAfterFull keep the workload going once the map is full, so that
 	// stacks are dropped and stacks it holds are met again.
 	runsAfterFull = 2
+	// maxRateRuns bound the runs after runsAfterFull spent on reaching a
+	// success rate whose rounding tells floor from nearest.
+	maxRateRuns = 12
 	// fillBufferKB is the ring buffer per CPU during a fill: room for the
 	// whole session, so trace can be counted against the counters.
 	fillBufferKB = "16384"
@@ -111,16 +114,22 @@ func fillMap(tfs *harness.TraceFS) *fill {
 	harness.Must(tfs.Write("tracing_on", "1"), "turning tracing on")
 	deadline, after := time.Now().Add(fillBudget), -1
 	var err error
-	for time.Now().Before(deadline) && after < runsAfterFull {
+	// Once full, a few runs more, and more until the success rate's
+	// fraction is at least one half, where rounding down and rounding to
+	// nearest give different percentages (SM-STAT-01.3).
+	separated := false
+	for time.Now().Before(deadline) && (after < runsAfterFull || !separated && after < runsAfterFull+maxRateRuns) {
 		if err = harness.RunWorkload(1); err != nil {
 			break
 		}
 		f.runs++
+		st, serr := fmtx.ParseStat(readStatText(tfs))
 		if after >= 0 {
 			after++
-		} else if st, serr := fmtx.ParseStat(readStatText(tfs)); serr == nil && (st.Entries >= f.capacity || st.Drops > 0) {
+		} else if serr == nil && (st.Entries >= f.capacity || st.Drops > 0) {
 			after = 0
 		}
+		separated = serr == nil && st.RateSeparates()
 	}
 	harness.Must(tfs.Write("tracing_on", "0"), "turning tracing off")
 	harness.Must(err, "running the workload")
@@ -195,7 +204,10 @@ var _ = describe("the full map", Label(contract.LabelNeedsBoot, contract.LabelFu
 		}
 		// clause SM-STAT-03.5
 		Expect(int64(len(f.trace.IDs))).To(Equal(f.stat.Successes), "[SM-STAT-03.5] trace has %d <stack_id N> from an empty map, successes %d", len(f.trace.IDs), f.stat.Successes)
-		Expect(int64(f.trace.FullStacks)).To(Equal(f.stat.Drops), "[SM-STAT-03.5] trace has %d full stacks from an empty map, drops %d", f.trace.FullStacks, f.stat.Drops)
+		// A stack deeper than 64 frames may count as a drop or not (SM-STAT-03.1).
+		short := int64(f.trace.SmallFullStacks())
+		Expect(f.stat.Drops).To(And(BeNumerically(">=", short), BeNumerically("<=", f.trace.FullStacks)),
+			"[SM-STAT-03.5] drops %d from an empty map; trace has %d full stacks, %d of them of at most %d frames", f.stat.Drops, f.trace.FullStacks, short, fmtx.MaxDepth)
 		// clause SM-STAT-03.2 SM-STAT-03.3
 		checkCounters(f.blocks, f.stat)
 	})
@@ -215,6 +227,9 @@ var _ = describe("the full map", Label(contract.LabelNeedsBoot, contract.LabelFu
 		}
 		// clause SM-STAT-01.3
 		failOn(f.stat.CheckRate())
+		if !f.stat.RateSeparates() {
+			harness.Note("judged only partly: at %d successes and %d drops rounding down and to nearest agree", f.stat.Successes, f.stat.Drops)
+		}
 	})
 
 	harness.ReqIt("SM-BIN-03", "agrees with stack_map when the map is full", func() {
@@ -240,6 +255,14 @@ var _ = describe("the full map", Label(contract.LabelNeedsBoot, contract.LabelFu
 		again := fillMap(tfs)
 		Expect(again.stat.Entries).To(Equal(before.stat.Entries),
 			"[SM-RESET-04.4] the map took %d stacks before the reset and %d after it (%d runs, %d drops)", before.stat.Entries, again.stat.Entries, again.runs, again.stat.Drops)
+		if runtime.NumCPU() == 1 {
+			if distinct, dropped := again.trace.FirstDrop(); dropped {
+				Expect(distinct).To(BeNumerically(">=", again.capacity),
+					"[SM-RESET-04.4] after the reset a stack of at most %d frames was dropped when trace had shown %d distinct ids, the map holds %d", fmtx.MaxDepth, distinct, again.capacity)
+			}
+		} else {
+			harness.Note("%d CPUs: when the map filled again was not checked", runtime.NumCPU())
+		}
 	})
 })
 

@@ -209,10 +209,25 @@ func statExport(tfs *harness.TraceFS, node string) harness.NodeInfo {
 	return info
 }
 
-// readTrace returns trace's text; reading it is a setup step.
-func readTrace(tfs *harness.TraceFS) string {
+// readTrace returns trace's text; reading it is a setup step. A line of
+// no shape the contract defines breaks the requirement that owns that
+// shape (fmtx.CheckTrace): this spec cannot go on, UNRESOLVED, naming it.
+func readTrace(tfs *harness.TraceFS) string { return readTraceOf(tfs, "") }
+
+// readTraceOf is readTrace in the spec of requirement own: the shape
+// problems that own owns fail it.
+func readTraceOf(tfs *harness.TraceFS, own string) string {
 	text, err := tfs.Read("trace")
 	harness.Must(err, "reading trace")
+	problems := fmtx.CheckTrace(text)
+	for _, p := range problems {
+		if p.Owner == own {
+			Fail(p.Error(), 1)
+		}
+	}
+	for _, p := range problems {
+		harness.Prerequisite(p.Owner, p)
+	}
 	return text
 }
 

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package stackmapfmt
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// The requirements that own the stack shapes of trace: an id line is
+// SM-TRACE-01's, a full stack (and an event's one stack) SM-OPT-03's.
+const (
+	OwnerIDLine    = "SM-TRACE-01"
+	OwnerFullStack = "SM-OPT-03"
+)
+
+// ShapeError is a line of trace that is none of the shapes the contract
+// defines, with the requirement that owns the shape it comes nearest to.
+type ShapeError struct {
+	Line  int // 1-based
+	Text  string
+	Owner string
+	Why   string
+}
+
+func (e *ShapeError) Error() string {
+	return fmt.Sprintf("trace line %d: %s: %q", e.Line, e.Why, e.Text)
+}
+
+var (
+	// entryRE is a ring-buffer entry's line: "comm-pid [cpu] flags ts: body".
+	entryRE = regexp.MustCompile(`^\s*.+-\d+\s+\[(\d+)\]\s+(\S+)\s+\d+\.\d+:\s(.*)$`)
+	// A well-formed id: decimal, no sign, no leading zero.
+	idLineRE = regexp.MustCompile(`^<stack_id (0|[1-9]\d*)>$`)
+	// Lines the kernel writes between entries.
+	markerRE = regexp.MustCompile(`^(CPU:\d+ \[LOST \d+ EVENTS\]|##### CPU \d+ buffer started ####)$`)
+)
+
+// CheckTrace judges every line of a stackmap-era trace in text form and
+// returns those that fit no shape the contract defines: comments, blank
+// lines, the kernel's markers, event lines, "<stack_id N>" with N a
+// decimal without sign or leading zero, and "<stack trace>" followed by
+// at least one " => " frame. It also finds an event given two stacks:
+// two stack entries in a row on one CPU, in one context (the same flags),
+// with no event between. The first entry a CPU shows may be a stack whose
+// event the buffer overwrote.
+func CheckTrace(text string) []*ShapeError {
+	var out []*ShapeError
+	bad := func(n int, line, owner, why string) {
+		out = append(out, &ShapeError{Line: n, Text: line, Owner: owner, Why: why})
+	}
+	// lastStack is, per CPU, the flags of its last entry when that entry
+	// was a stack ("" after an event).
+	lastStack := map[string]string{}
+	inStack, frames, stackLine, stackText := false, 0, 0, ""
+	endStack := func() {
+		if inStack && frames == 0 {
+			bad(stackLine, stackText, OwnerFullStack, "a <stack trace> with no frame")
+		}
+		inStack = false
+	}
+	for i, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		n := i + 1
+		trimmed := strings.TrimRight(line, " \r")
+		if strings.HasPrefix(trimmed, " => ") && len(trimmed) > 4 {
+			if !inStack {
+				bad(n, trimmed, OwnerFullStack, "a frame line outside a <stack trace>")
+			}
+			frames++
+			continue
+		}
+		endStack()
+		switch {
+		case trimmed == "" || strings.HasPrefix(trimmed, "#") || markerRE.MatchString(strings.TrimSpace(trimmed)):
+			if strings.HasPrefix(strings.TrimSpace(trimmed), "CPU:") {
+				clear(lastStack) // events were lost: a stack may have lost its event
+			}
+			continue
+		}
+		m := entryRE.FindStringSubmatch(trimmed)
+		if m == nil {
+			bad(n, trimmed, OwnerFullStack, "a line of no shape trace has")
+			continue
+		}
+		cpu, flags, body := m[1], m[2], m[3]
+		isStack := true
+		switch {
+		case strings.HasPrefix(body, "<stack_id"):
+			if !idLineRE.MatchString(body) {
+				bad(n, trimmed, OwnerIDLine, "an id line that is not <stack_id N> with N a decimal without sign or leading zero")
+			}
+		case body == "<stack trace>":
+			inStack, frames, stackLine, stackText = true, 0, n, trimmed
+		default:
+			isStack = false
+		}
+		if !isStack {
+			lastStack[cpu] = ""
+			continue
+		}
+		if prev, ok := lastStack[cpu]; ok && prev == flags {
+			bad(n, trimmed, OwnerFullStack, "a second stack for one event (a stack right after a stack, same CPU and context)")
+		}
+		lastStack[cpu] = flags
+	}
+	endStack()
+	return out
+}
