@@ -96,7 +96,7 @@ func (m *meter) dedup() error {
 	}
 	d := &claims.Dedup{CPUs: cpus}
 	for range dedupRound {
-		if err := m.arm(slabEvent, claims.ModeStackmap, fmt.Sprintf("%x", 1<<cpus-1)); err != nil {
+		if err := m.arm(slabEvent, claims.ModeStackmap, m.allCPUs); err != nil {
 			return err
 		}
 		if err := together(cpus, func() error { return harness.RunWorkload(2) }); err != nil {

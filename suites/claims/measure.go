@@ -55,7 +55,7 @@ func Measure(parts []string) (claims.Sample, error) {
 			fmt.Fprintf(os.Stderr, "claims: restoring tracefs: %v\n", err)
 		}
 	}()
-	m := &meter{t: t, s: &s}
+	m := &meter{t: t, s: &s, allCPUs: cpumask}
 	if !t.Exists("options/stackmap") || !t.Exists("stack_map") {
 		for _, p := range parts {
 			s.Missing[p] = "the kernel has no stackmap (no options/stackmap or no stack_map)"
@@ -88,8 +88,9 @@ func Measure(parts []string) (claims.Sample, error) {
 
 // meter takes one sample.
 type meter struct {
-	t *harness.TraceFS
-	s *claims.Sample
+	t       *harness.TraceFS
+	s       *claims.Sample
+	allCPUs string // tracing_cpumask as found: every CPU on a fresh boot
 }
 
 // pool reads the map's memory before anything has set the option.
