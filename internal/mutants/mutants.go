@@ -243,7 +243,7 @@ func boot(ctx context.Context, rn *qemutest.Runner, o qemutest.Options, f Fault,
 // and what could not be decided because of it.
 func WriteTable(w io.Writer, rows []Row) (ok bool) {
 	ok = true
-	fmt.Fprintf(w, "%-22s %-12s %-7s %-26s %s\n", "fault", "must fail", "verdict", "also failed", "unresolved")
+	fmt.Fprintf(w, "%-26s %-12s %-7s %-26s %s\n", "fault", "must fail", "verdict", "also failed", "unresolved")
 	for _, r := range rows {
 		name, want := r.Fault, r.Want
 		verdict := "caught"
@@ -273,7 +273,7 @@ func WriteTable(w io.Writer, rows []Row) (ok bool) {
 			verdict = "DIRTY"
 		case !r.Caught() && r.Variant:
 			verdict = "FALSE"
-		case r.Fault != "" && !slices.Contains(r.Failed, r.Want) && !slices.Contains(r.Warned, r.Want):
+		case r.Fault != "" && !r.Variant && !slices.Contains(r.Failed, r.Want) && !slices.Contains(r.Warned, r.Want):
 			verdict = "MISSED"
 		case !r.Caught():
 			verdict = "ECHO"
@@ -284,7 +284,7 @@ func WriteTable(w io.Writer, rows []Row) (ok bool) {
 		if slices.Contains(r.Warned, r.Want) {
 			want += "(w)"
 		}
-		fmt.Fprintf(w, "%-22s %-12s %-7s %-26s %s\n", name, want, verdict, alsoText, unresolved)
+		fmt.Fprintf(w, "%-26s %-12s %-7s %-26s %s\n", name, want, verdict, alsoText, unresolved)
 	}
 	return ok
 }

@@ -16,8 +16,12 @@ var _ = describe("the text export and the statistics", func() {
 	harness.ReqIt("SM-TRACE-01", "names in every <stack_id N> of trace a block of stack_map, with N below table_size", func() {
 		// clause SM-TRACE-01.1 SM-TRACE-01.2 SM-TRACE-01.3
 		tfs := harness.Root()
-		record(tfs, workloadRuns)
+		armRecording(tfs)
+		traceWorkload(tfs, workloadRuns)
 		ids := fmtx.ParseTrace(readTraceOf(tfs, "SM-TRACE-01")).IDs
+		if len(ids) == 0 {
+			harness.Prerequisite("SM-OPT-03", fmt.Errorf("no line of trace ends in <stack_id N> after %d stack-traced sched_process_exec events with stackmap on", workloadRuns))
+		}
 		blocks := fmtx.IDs(readBlocks(tfs))
 		st := readStat(tfs)
 		harness.Prerequisite("SM-STAT-02", st.CheckCapacity())

@@ -104,7 +104,14 @@ func fillMap(tfs *harness.TraceFS) *fill {
 	harness.Set(tfs, "buffer_size_kb", fillBufferKB)
 	traceStressFunctions(tfs)
 	harness.Set(tfs, optionNode, "1")
-	resetMap(tfs)
+	// The boot's first fill takes the map as the boot left it, empty and
+	// never reset, so that what a reset does is SM-RESET-04's alone; a
+	// later fill resets it first.
+	if st := fillStat(tfs); st.Entries != 0 || st.Successes != 0 || st.Drops != 0 {
+		resetMap(tfs)
+	} else {
+		harness.Must(tfs.Write("trace", ""), "clearing trace")
+	}
 	harness.Set(tfs, "current_tracer", "function")
 	harness.Set(tfs, "options/func_stack_trace", "1")
 
@@ -252,6 +259,9 @@ var _ = describe("the full map", Label(contract.LabelNeedsBoot, contract.LabelFu
 		Expect([]int64{st.Entries, st.Successes, st.Drops}).To(Equal([]int64{0, 0, 0}),
 			"[SM-RESET-04.1] after a reset of a full map: entries %d, successes %d, drops %d, want 0", st.Entries, st.Successes, st.Drops)
 		// clause SM-RESET-04.4
+		if distinct, dropped := before.trace.FirstDrop(); runtime.NumCPU() == 1 && dropped && int64(distinct) < before.capacity {
+			harness.Prerequisite("SM-STAT-03", fmt.Errorf("the first fill dropped a stack when trace had shown %d distinct ids, the map holds %d", distinct, before.capacity))
+		}
 		again := fillMap(tfs)
 		Expect(again.stat.Entries).To(Equal(before.stat.Entries),
 			"[SM-RESET-04.4] the map took %d stacks before the reset and %d after it (%d runs, %d drops)", before.stat.Entries, again.stat.Entries, again.runs, again.stat.Drops)
