@@ -114,7 +114,7 @@ const (
 const (
 	ruleRatio = "reproduced at 90% of the claimed ratio or more; smaller than claimed from 1.1x; not reproduced below 1.1x"
 	rulePool  = "reproduced within 25% of the claimed size; smaller than claimed below; not reproduced above"
-	ruleDepth = "reproduced when the deep workload's events ratio exceeds the slab workload's"
+	ruleDepth = "reproduced when the deep workload's events ratio is a win (1.1x or more) and exceeds the slab workload's"
 	ruleFall  = "reproduced when, with the option on, every stack deeper than 64 frames is recorded in full and none under an id"
 	ruleEager = "reproduced when the pool is there at boot with the option never set"
 	ruleDedup = "reproduced when duplicate ids are at most 1% of the map's entries"
@@ -248,7 +248,7 @@ func (r *Report) retention(s *Sample) {
 		r.missing("retention.depth", depthWhat, "larger", derr)
 	default:
 		st := NotReproduced
-		if deep > events {
+		if deep > events && deep >= 1.1 {
 			st = Reproduced
 		}
 		r.add(Claim{ID: "retention.depth", What: depthWhat, Claimed: "larger", Measured: fmt.Sprintf("%.2fx against %.2fx", deep, events),

@@ -120,6 +120,12 @@ func TestJudgeStatuses(t *testing.T) {
 	if got := statusOf(t, Judge("", false, []Boot{{Name: "claims", Sample: s}}), "dedup"); got != NotReproduced {
 		t.Errorf("7 duplicates in 600: %s, want %s", got, NotReproduced)
 	}
+	// No win at all: a deep ratio a hair above the slab's is no growth.
+	s = sample(1000)
+	s.Retention[1].Rounds[1] = mkRound(ModeStackmap, 301, 131072, 0.5, 301, 0)
+	if got := statusOf(t, Judge("", false, []Boot{{Name: "claims", Sample: s}}), "retention.depth"); got != NotReproduced {
+		t.Errorf("1.003x against 1.00x: %s, want %s", got, NotReproduced)
+	}
 	s = sample(2200)
 	s.Retention[2].Rounds[1].Trace.DeepIDs = 5
 	if got := statusOf(t, Judge("", false, []Boot{{Name: "claims", Sample: s}}), "retention.fallback"); got != NotReproduced {
