@@ -97,9 +97,12 @@ func cell(r *claims.Report, id string) string {
 		return "could not measure"
 	}
 	short := map[claims.Status]string{claims.Reproduced: "ok", claims.Smaller: "smaller", claims.NotReproduced: "NOT", claims.NoFigure: ""}
-	fig := c.Measured
-	if i := strings.IndexAny(fig, " ,"); i > 0 && c.Unit != "MB" {
-		fig = fig[:i]
+	fig := fmt.Sprintf("%.2f%s", c.Value, c.Unit) // a ratio: "2.25x"
+	switch c.Unit {
+	case "MB", "us":
+		fig = fmt.Sprintf("%.1f %s", c.Value, c.Unit)
+	case "%":
+		fig = fmt.Sprintf("%.1f%%", c.Value)
 	}
 	return clip(strings.TrimSpace(fig+" "+short[c.Status]), 24)
 }

@@ -175,17 +175,18 @@ func TestWarningsInTheFilesAPatchTouches(t *testing.T) {
 // Two versions' claims side by side: the win of each, and a claim one
 // version could not measure.
 func TestCompareClaims(t *testing.T) {
-	rep := func(events string, st claims.Status) *claims.Report {
+	rep := func(value float64, st claims.Status) *claims.Report {
+		events := fmt.Sprintf("%.2f", value)
 		return &claims.Report{Claims: []claims.Claim{
-			{ID: "retention.events", Measured: events, Unit: "x", Status: st},
-			{ID: "pool.bits14", Measured: "8.4 MB", Unit: "MB", Status: claims.Reproduced},
+			{ID: "retention.events", Measured: events + "x", Value: value, Unit: "x", Status: st},
+			{ID: "pool.bits14", Measured: "8.4 MB", Value: 8.4, Unit: "MB", Status: claims.Reproduced},
 		}}
 	}
 	walk := func(name string, r *claims.Report) *Walk {
 		return &Walk{Series: Series{Name: name}, Arches: []string{"arm64"},
 			Steps: map[string][]*Step{"arm64": {{K: 0}, {K: 1, Claims: r}}}}
 	}
-	out := CompareClaims(walk("v3", rep("1.00x", claims.NotReproduced)), walk("v4", rep("2.74x", claims.Reproduced)))
+	out := CompareClaims(walk("v3", rep(1, claims.NotReproduced)), walk("v4", rep(2.74, claims.Reproduced)))
 	for _, want := range []string{"v3 against v4", "retention.events     1.00x NOT", "2.74x ok", "8.4 MB ok"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("comparison lacks %q:\n%s", want, out)
