@@ -119,15 +119,18 @@ func (r Report) Text() string {
 	b.WriteString(report.Wrap("machine: ", "         ", orNone(r.Machine)))
 	var boots []string
 	for _, bt := range r.Boots {
-		cpus := "?"
+		cpus := "? CPUs"
 		if bt.Sample != nil {
-			cpus = fmt.Sprint(bt.Sample.CPUs)
+			cpus = fmt.Sprintf("%d CPUs", bt.Sample.CPUs)
+			if bt.Sample.CPUs == 1 {
+				cpus = "1 CPU"
+			}
 		}
 		size := "default size"
 		if bt.Bits > 0 {
 			size = fmt.Sprintf("bits=%d", bt.Bits)
 		}
-		boots = append(boots, fmt.Sprintf("%s (%s, %s CPUs)", bt.Name, size, cpus))
+		boots = append(boots, fmt.Sprintf("%s (%s, %s)", bt.Name, size, cpus))
 	}
 	b.WriteString(report.Wrap("boots:   ", "         ", strings.Join(boots, ", ")))
 	if r.Emulated {
