@@ -64,7 +64,7 @@ func statusOf(t *testing.T, r Report, id string) Status {
 func TestJudgeReproduced(t *testing.T) {
 	r := Judge("x86_64 on QEMU", true, append([]Boot{{Name: "claims", Sample: sample(2200)}}, pools(8814592)...))
 	for id, want := range map[string]Status{
-		"retention.events": Reproduced, "retention.bytes": Reproduced, "retention.span": Reproduced,
+		"retention.events": Reproduced, "retention.bytes": Reproduced, "retention.span": CouldNotMeasure,
 		"retention.depth": Reproduced, "retention.fallback": Reproduced,
 		"pool.bits14": Reproduced, "pool.bits18": Reproduced, "pool.eager": Reproduced,
 		"dedup": Reproduced, "hot-path": NoFigure,
@@ -72,6 +72,10 @@ func TestJudgeReproduced(t *testing.T) {
 		if got := statusOf(t, r, id); got != want {
 			t.Errorf("%s: %s, want %s", id, got, want)
 		}
+	}
+	// Only hardware times judge the span.
+	if got := statusOf(t, Judge("a device", false, []Boot{{Name: "claims", Sample: sample(2200)}}), "retention.span"); got != Reproduced {
+		t.Errorf("the span on a device: %s, want %s", got, Reproduced)
 	}
 	c, _ := r.Find("retention.events")
 	if c.Measured != "2.20x" || c.Value != 2.2 {
