@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/ftrace-stackmap/conformance/initramfs"
 	"github.com/ftrace-stackmap/conformance/initramfs/guest"
@@ -108,30 +107,15 @@ func readSample(dir string, boot *qemu.Result) (*claims.Sample, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %v", log, err)
 	}
-	for name, data := range c.Files {
-		if name == filepath.Base(name) && name != ".." {
-			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-				return nil, err
-			}
-		}
+	keepFiles(dir, c.Files)
+	if err := untrusted(c, boot, log, claims.SampleFile); err != nil {
+		return nil, err
 	}
-	data := c.Files[claims.SampleFile]
-	switch {
-	case boot.Panic != "":
-		return nil, fmt.Errorf("the kernel panicked: %s (see %s)", boot.Panic, log)
-	case boot.TimedOut:
-		return nil, fmt.Errorf("the guest did not power off within %s (see %s)", boot.Duration.Round(time.Second), log)
-	case len(c.GuestErrors) > 0:
-		return nil, fmt.Errorf("guest: %s (see %s)", c.GuestErrors[0], log)
-	case len(c.Problems) > 0:
-		return nil, fmt.Errorf("the result from the guest is damaged: %v (see %s)", c.Problems[0], log)
-	case !c.HaveExit || c.Exit != 0:
+	if c.Exit != 0 {
 		return nil, fmt.Errorf("the measurement did not end well (exit %d; see %s)", c.Exit, log)
-	case data == nil:
-		return nil, fmt.Errorf("the guest sent no %s (see %s)", claims.SampleFile, log)
 	}
 	var s claims.Sample
-	if err := json.Unmarshal(data, &s); err != nil {
+	if err := json.Unmarshal(c.Files[claims.SampleFile], &s); err != nil {
 		return nil, fmt.Errorf("%s: %v", claims.SampleFile, err)
 	}
 	return &s, nil

@@ -3,7 +3,7 @@
 package qemutest
 
 import (
-	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -11,6 +11,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/ftrace-stackmap/conformance/internal/consoleframe"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
@@ -29,23 +30,9 @@ func Judge(dir string, boot *qemu.Result) ([]types.Report, error) {
 	if err != nil {
 		return nil, failed("reading "+log, err)
 	}
-	for name, data := range c.Files {
-		if name != filepath.Base(name) || name == ".." {
-			continue // a file name only: the guest writes in dir, nowhere else
-		}
-		os.WriteFile(filepath.Join(dir, name), data, 0o644)
-	}
-	switch {
-	case boot.Panic != "":
-		return nil, infra("guest kernel panicked: %s (see %s)", boot.Panic, log)
-	case boot.TimedOut:
-		return nil, infra("guest did not power off within %s: hung? (see %s)", boot.Duration.Round(time.Second), log)
-	case len(c.GuestErrors) > 0:
-		return nil, infra("guest: %s (see %s)", c.GuestErrors[0], log)
-	case len(c.Problems) > 0:
-		return nil, infra("result from the guest is damaged: %v (see %s)", c.Problems[0], log)
-	case c.Files["report.json"] == nil || !c.HaveExit:
-		return nil, infra("guest sent no complete result: did its init run? (see %s)", log)
+	keepFiles(dir, c.Files)
+	if err := untrusted(c, boot, log, "report.json"); err != nil {
+		return nil, &InfraError{Err: err}
 	}
 	reports, err := report.Parse(c.Files["report.json"])
 	if err != nil {
@@ -61,4 +48,35 @@ func Judge(dir string, boot *qemu.Result) ([]types.Report, error) {
 		return reports, infra("suite exit code %d disagrees with its report (succeeded=%v)", c.Exit, s.Succeeded)
 	}
 	return reports, nil
+}
+
+// keepFiles saves the files the guest's frames carried into dir. For the
+// reader: a file not written changes no verdict.
+func keepFiles(dir string, files map[string][]byte) {
+	for name, data := range files {
+		if name != filepath.Base(name) || name == ".." {
+			continue // a file name only: the guest writes in dir, nowhere else
+		}
+		os.WriteFile(filepath.Join(dir, name), data, 0o644)
+	}
+}
+
+// untrusted says why what a boot's console carried cannot be trusted, or
+// nil: the kernel panicked or hung, the guest reported an error, a frame
+// is damaged, or the file the boot exists for (want) or its exit code
+// never came.
+func untrusted(c *consoleframe.Capture, boot *qemu.Result, log, want string) error {
+	switch {
+	case boot.Panic != "":
+		return fmt.Errorf("guest kernel panicked: %s (see %s)", boot.Panic, log)
+	case boot.TimedOut:
+		return fmt.Errorf("guest did not power off within %s: hung? (see %s)", boot.Duration.Round(time.Second), log)
+	case len(c.GuestErrors) > 0:
+		return fmt.Errorf("guest: %s (see %s)", c.GuestErrors[0], log)
+	case len(c.Problems) > 0:
+		return fmt.Errorf("result from the guest is damaged: %v (see %s)", c.Problems[0], log)
+	case c.Files[want] == nil || !c.HaveExit:
+		return fmt.Errorf("guest sent no complete result: did its init run? (see %s)", log)
+	}
+	return nil
 }
