@@ -286,22 +286,18 @@ func (r *Report) fallback(m map[string]RetentionRow, s *Sample) {
 }
 
 func (r *Report) pool(boots []Boot) {
-	var smallest *PoolRow
 	for _, b := range boots {
 		if b.Sample == nil || b.Sample.Pool == nil {
 			continue
 		}
 		p := b.Sample.Pool
-		bits := b.Bits
-		if bits == 0 {
-			bits = int(math.Round(math.Log2(float64(max(p.Capacity, 1)))))
-		}
+		// The size the map has, whatever the boot asked for.
+		bits := int(math.Round(math.Log2(float64(max(p.Capacity, 1)))))
 		r.Pool = append(r.Pool, PoolRow{Boot: b.Name, Bits: bits, Capacity: p.Capacity, Bytes: p.Bytes, VmallocDeltaKB: p.VmallocUsedKB})
 	}
 	sort.SliceStable(r.Pool, func(i, j int) bool { return r.Pool[i].Capacity < r.Pool[j].Capacity })
 	if len(r.Pool) > 0 {
-		s := r.Pool[0]
-		smallest = &s
+		smallest := r.Pool[0]
 		for i := range r.Pool {
 			r.Pool[i].VmallocDeltaKB -= smallest.VmallocDeltaKB
 			r.Pool[i].BytesDelta = r.Pool[i].Bytes - smallest.Bytes

@@ -5,7 +5,6 @@ package e2e
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,20 +16,11 @@ import (
 // report it wrote.
 func claimsRun(t *testing.T, args ...string) (runOut, claims.Report) {
 	t.Helper()
-	dir := t.TempDir()
-	args = append([]string{"claims", "-results", dir}, args...)
-	cmd := exec.Command(smct, args...)
-	cmd.Dir = rootDir
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if _, ok := err.(*exec.ExitError); err != nil && !ok {
-		t.Fatalf("smct %v: %v", args, err)
+	r, err := runSmct(t, "claims", args...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	r := runOut{code: cmd.ProcessState.ExitCode(), stdout: string(out), last: lines[len(lines)-1], results: dir}
-	t.Logf("smct %s: exit %d\n%s\n%s", strings.Join(args, " "), r.code, stderr.String(), out)
-	return r, readClaims(t, filepath.Join(dir, "latest"))
+	return r, readClaims(t, filepath.Join(r.results, "latest"))
 }
 
 func readClaims(t *testing.T, runDir string) claims.Report {

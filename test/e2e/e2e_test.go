@@ -91,8 +91,14 @@ func qemuTest(t *testing.T, args ...string) runOut {
 // runQemuTest is qemuTest for a goroutine, which must not call t.Fatal:
 // an smct that did not run is an error to report.
 func runQemuTest(t *testing.T, args ...string) (runOut, error) {
+	return runSmct(t, "qemu-test", args...)
+}
+
+// runSmct runs `smct command -results <temporary directory> args...`
+// from the project root and returns how it ended.
+func runSmct(t *testing.T, command string, args ...string) (runOut, error) {
 	dir := t.TempDir()
-	args = append([]string{"qemu-test", "-results", dir}, args...)
+	args = append([]string{command, "-results", dir}, args...)
 	cmd := exec.Command(smct, args...)
 	cmd.Dir = rootDir
 	var stderr strings.Builder
