@@ -23,7 +23,7 @@ import (
 var (
 	ktapPath  string
 	junitPath string
-	exitCodes string
+	exitCodes report.ExitCodes
 	// summary is the run as the host would summarise it, once the suite
 	// has ended; nil before.
 	summary *report.Summary
@@ -36,24 +36,18 @@ var (
 	// caseLines prints a consoleframe case line per spec as it ends, for
 	// a runner that reads results off the console (a LAVA monitor).
 	caseLines bool
-	// requireFeature fails the specs that find the feature absent, as
-	// REQUIRE=stackmap does on the host; "" leaves them UNSUPPORTED.
-	requireFeature string
+	// requireFeature fails the specs that find the feature absent when it
+	// is RequireStackmap, as REQUIRE=stackmap does on the host.
+	requireFeature report.Require
 )
 
 func registerReportFlags(fs *flag.FlagSet) {
 	fs.StringVar(&ktapPath, "smct.ktap", "", "write the run as KTAP to this file (- for stdout) when it ends, named like a QEMU run's")
 	fs.StringVar(&junitPath, "smct.junit", "", "write the run as JUnit XML to this file when it ends, as a QEMU run's junit.xml")
-	fs.StringVar(&exitCodes, "smct.exit-codes", report.ExitCodesSmct, "exit status convention: smct (0 ok, 1 failed) or kselftest (0 pass, 1 fail, 4 all skipped, 5 no verdict)")
+	fs.Var(&exitCodes, "smct.exit-codes", report.ExitCodesUsage)
 	fs.StringVar(&bootName, "smct.boot", contract.DefaultBoot, "name the specs <boot>.<ID> after this boot in the reports")
 	fs.BoolVar(&caseLines, "smct.case-lines", false, "print '"+consoleframe.CaseTag+" <name> <class>' for each spec as it ends, for a runner that reads the console")
-	fs.Func("smct.require", "stackmap: a stackmap spec that finds the feature absent fails, as REQUIRE=stackmap does", func(v string) error {
-		if v != "" && v != contract.LabelStackmap && v != "none" {
-			return fmt.Errorf("want stackmap or none")
-		}
-		requireFeature = strings.TrimPrefix(v, "none")
-		return nil
-	})
+	fs.Var(&requireFeature, "smct.require", "stackmap: a stackmap spec that finds the feature absent fails, as REQUIRE=stackmap does; none: it is UNSUPPORTED")
 }
 
 // requireWhy says who required the feature, for the reports.
@@ -63,8 +57,8 @@ const requireWhy = "-smct.require=" + contract.LabelStackmap
 // feature required when asked.
 func summarize(reports ...types.Report) report.Summary {
 	s := report.Summarize(bootName, reports)
-	if requireFeature != "" {
-		s.Require(requireFeature, requireWhy)
+	if requireFeature == report.RequireStackmap {
+		s.Require(contract.LabelStackmap, requireWhy)
 	}
 	return s
 }
@@ -132,8 +126,8 @@ var _ = ReportAfterSuite("live reports", func(r Report) {
 func liveRun(r Report, s report.Summary, arch string) report.Run {
 	run := report.Run{Name: "live", Arch: arch, Image: "live mode: this machine's running kernel", Machine: "this machine (live mode)",
 		Profile: profile, Seed: r.SuiteConfig.RandomSeed, Verdict: s.Verdict(requireWhy), Started: r.StartTime, Plans: []string{bootName}, Summary: s}
-	if requireFeature != "" {
-		run.Require = requireFeature + " (" + requireWhy + ")"
+	if requireFeature == report.RequireStackmap {
+		run.Require = contract.LabelStackmap + " (" + requireWhy + ")"
 	}
 	if len(s.Specs) == 0 {
 		run.NoVerdict = "no spec ran"

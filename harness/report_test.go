@@ -57,8 +57,8 @@ func TestLiveReports(t *testing.T) {
 // after the boot and, when the run requires the feature, fails a stackmap
 // spec that found it absent, in its case lines as in its reports.
 func TestCaseLinesNameTheBootAndRequire(t *testing.T) {
-	defer func(b, r string) { bootName, requireFeature = b, r }(bootName, requireFeature)
-	bootName, requireFeature = "bits-12", contract.LabelStackmap
+	defer func(b string, r report.Require) { bootName, requireFeature = b, r }(bootName, requireFeature)
+	bootName, requireFeature = "bits-12", report.RequireStackmap
 	absent := types.ReportEntry{Name: contract.FeatureEntry, Value: types.WrapEntryValue(contract.NoStackmapFeature)}
 	r := types.Report{SpecReports: types.SpecReports{
 		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "[SM-BOOT-02] clamps", LeafNodeLabels: []string{"SM-BOOT-02", contract.LabelStackmap},

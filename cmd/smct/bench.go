@@ -3,6 +3,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,57 +12,53 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/bench"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
-	"github.com/ftrace-stackmap/conformance/internal/progress"
 )
 
-// benchMain measures time to verdict against the floor and prints the
-// figures, their change since internal/bench/last.json, and the targets. Exit
-// status: 0 every target met, 1 one missed, 2 a measurement failed.
-func benchMain(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	rep := progress.New(stderr)
-	o := bench.Options{Progress: rep, Notes: stderr}
-	fs.StringVar(&o.Image, "image", "", "images.lock entry timed per arch (default: the lock's default)")
-	fs.IntVar(&o.Reps, "reps", 3, "repetitions of each measurement; figures are medians")
-	runFlags(fs, &o.Base)
-	arches := fs.String("arches", "arm64,x86_64", "comma-separated arches")
-	matrixImages := fs.String("matrix-images", "", "entries of the matrix timed for throughput (default: the debian ones; \"none\" to skip)")
-	results := fs.String("results", "", "where the bench's directory goes (default: the project's results/)")
-	fs.StringVar(&o.WalkSeries, "walk-series", "", "a series (as make review takes it) whose walk is timed too")
-	fs.StringVar(&o.WalkTree, "walk-tree", "", "the tree -walk-series applies on")
-	fs.StringVar(&o.WalkArch, "walk-arch", "x86_64", "the arch the walk is timed on")
-	if err := fs.Parse(args); err != nil {
-		return exitNoVerdict
-	}
+// benchCmd measures time to verdict against the floor and prints the
+// figures, their change since internal/bench/last.json, and the targets.
+// Exit status: 0 every target met, 1 one missed, 2 a measurement failed.
+var benchCmd = command{
+	name:   "bench",
+	about:  "measure time to verdict against each boot's floor; targets are checked here, not in tests",
+	groups: []group{archesGroup, buildGroup, bootGroup, hereGroup, resultsGroup},
+	flags: func(fs *flag.FlagSet, r *request) func(context.Context, *request, outputs) int {
+		o := bench.Options{WalkArch: arch.MustLookup("x86_64")}
+		fs.StringVar(&o.Image, "image", "", "images.lock entry timed per arch (default: the lock's default)")
+		fs.IntVar(&o.Reps, "reps", 3, "repetitions of each measurement; figures are medians")
+		matrixImages := fs.String("matrix-images", "", "entries of the matrix timed for throughput (default: the debian ones; \"none\" to skip)")
+		fs.Var((*seriesArg)(&o.WalkSeries), "walk-series", "a series (as make review takes it) whose walk is timed too")
+		fs.Var((*userPath)(&o.WalkTree), "walk-tree", "the tree -walk-series applies on")
+		fs.Var(&o.WalkArch, "walk-arch", "the arch the walk is timed on")
+		return func(ctx context.Context, r *request, out outputs) int {
+			o.Base, o.Arches, o.Progress, o.Notes = r.run, r.arches, out.progress, out.stderr
+			dir, err := benchPlan(&o, *matrixImages, r)
+			if err != nil {
+				return refuseAt(out, "bench", err)
+			}
+			return runBench(ctx, o, dir, out)
+		}
+	},
+}
+
+// benchPlan checks what the bench is asked to time and makes its directory.
+func benchPlan(o *bench.Options, matrixImages string, r *request) (string, error) {
 	if o.Reps < 1 {
-		fmt.Fprintln(stderr, "bench: -reps must be at least 1")
-		return exitNoVerdict
-	}
-	if !workplace(&o.Base, stderr) {
-		return exitNoVerdict
+		return "", errors.New("-reps must be at least 1")
 	}
 	if (o.WalkSeries == "") != (o.WalkTree == "") {
-		fmt.Fprintln(stderr, "bench: -walk-series and -walk-tree go together")
-		return exitNoVerdict
-	}
-	absIfThere(&o.WalkSeries, &o.WalkTree)
-	var err error
-	if o.Arches, err = archList(*arches); err != nil {
-		fmt.Fprintf(stderr, "%v\n", err)
-		return exitNoVerdict
+		return "", errors.New("-walk-series and -walk-tree go together")
 	}
 	lock, err := images.Read(o.Base.LockFile)
 	if err != nil {
-		fmt.Fprintf(stderr, "bench: %v\n", err)
-		return exitNoVerdict
+		return "", err
 	}
 	if o.Image == "" {
 		o.Image = lock.Default
 	}
-	switch *matrixImages {
+	switch matrixImages {
 	case "none":
 	case "":
 		for _, e := range lock.Entries {
@@ -69,42 +67,40 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	default:
-		if o.MatrixEntries, err = lockEntries(o.Base.LockFile, *matrixImages); err != nil {
-			fmt.Fprintf(stderr, "bench: %v\n", err)
-			return exitNoVerdict
+		if o.MatrixEntries, err = lock.Names(matrixImages); err != nil {
+			return "", err
 		}
 	}
-	dir, err := newRunDir(*results, o.Base.ModuleDir, "bench", "")
-	if err != nil {
-		fmt.Fprintf(stderr, "bench: %v\n", err)
-		return exitNoVerdict
-	}
+	return newRunDir(r.run, "bench", "")
+}
 
-	ctx, stop := interruptible()
-	defer stop()
+// runBench runs the bench and writes its figures: bench.txt and
+// bench.json in dir, and internal/bench/last.json for the next bench.
+func runBench(ctx context.Context, o bench.Options, dir string, out outputs) int {
 	r, err := bench.Run(ctx, o)
 	if err != nil {
-		printNoVerdict(stdout, "bench: "+err.Error())
+		printNoVerdict(out.stdout, "bench: "+err.Error())
 		return exitNoVerdict
 	}
 	last := filepath.Join(o.Base.ModuleDir, "internal", "bench", "last.json")
 	prev, err := bench.Load(last)
 	if err != nil {
-		fmt.Fprintf(stderr, "bench: previous figures unreadable: %v\n", err)
+		fmt.Fprintf(out.stderr, "bench: previous figures unreadable: %v\n", err)
 	}
 	var table strings.Builder
-	met, missed := r.WriteTable(io.MultiWriter(stdout, &table), prev)
-	os.WriteFile(filepath.Join(dir, "bench.txt"), []byte(table.String()), 0o644)
+	met, missed := r.WriteTable(io.MultiWriter(out.stdout, &table), prev)
 	file := filepath.Join(dir, "bench.json")
+	if err := os.WriteFile(filepath.Join(dir, "bench.txt"), []byte(table.String()), 0o644); err != nil {
+		return refuseAt(out, "bench", err)
+	}
 	if err := r.Save(file, last); err != nil {
-		fmt.Fprintf(stderr, "bench: %v\n", err)
-		return exitNoVerdict
+		return refuseAt(out, "bench", err)
 	}
 	skipped := 0
 	if len(o.Arches) < 2 {
 		skipped = 1 // the target for all arches at once
 	}
-	fmt.Fprintf(stdout, "\nfigures: %s, %s\n%d passed, %d failed, %d skipped\n", file, last, met, missed, skipped)
+	fmt.Fprintf(out.stdout, "\nfigures: %s, %s\n%d passed, %d failed, %d skipped\n", file, last, met, missed, skipped)
 	if missed > 0 {
 		return exitFailed
 	}

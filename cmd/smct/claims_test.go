@@ -12,7 +12,7 @@ import (
 // could not boot said to be unmeasured; a missing file has no verdict.
 func TestClaimsSample(t *testing.T) {
 	var out strings.Builder
-	if code := claimsMain([]string{"-sample", "../../internal/claims/testdata/sample-arm64.json"}, &out, io.Discard); code != 0 {
+	if code := smct([]string{"claims", "-sample", "../../internal/claims/testdata/sample-arm64.json"}, &out, io.Discard); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out.String())
 	}
 	for _, want := range []string{"reproduced: retained events", "could not measure: the pool's memory at bits=18", "claims: 8 reproduced"} {
@@ -21,7 +21,7 @@ func TestClaimsSample(t *testing.T) {
 		}
 	}
 	out.Reset()
-	if code := claimsMain([]string{"-sample", "no-such-sample.json"}, &out, io.Discard); code != exitNoVerdict || !strings.HasSuffix(out.String(), noneCounted+"\n") {
+	if code := smct([]string{"claims", "-sample", "no-such-sample.json"}, &out, io.Discard); code != exitNoVerdict || !strings.HasSuffix(out.String(), noneCounted+"\n") {
 		t.Errorf("a missing sample: exit %d, %q", code, out.String())
 	}
 }

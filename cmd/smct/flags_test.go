@@ -3,6 +3,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,13 +17,16 @@ func TestBadFlagValuesAreRefused(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-exit-codes", "tap"}, `-exit-codes="tap": want smct or kselftest`},
+		{[]string{"-exit-codes", "tap"}, `invalid value "tap" for flag -exit-codes: want smct or kselftest`},
+		{[]string{"-arch", "riscv64"}, `ARCH="riscv64": want one of [arm64 x86_64]`},
+		{[]string{"-arch", ""}, `ARCH="": want one of [arm64 x86_64]`},
+		{[]string{"-arch", "arm64", "-require-feature", "all"}, "want stackmap, none, or nothing"},
 		{[]string{"-seed", "many"}, "want a positive number"},
 		{[]string{"-seed", "-3"}, "want a positive number"},
 	} {
 		var stdout, stderr strings.Builder
 		dir := t.TempDir()
-		code := qemuTestMain(append([]string{"-results", dir}, tc.args...), &stdout, &stderr)
+		code := smct(append([]string{"qemu-test", "-results", dir}, tc.args...), &stdout, &stderr)
 		if code != exitNoVerdict || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("qemu-test %v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr.String(), exitNoVerdict, tc.want)
 		}
@@ -48,3 +52,7 @@ func TestBadKCIDBOriginIsRefused(t *testing.T) {
 		t.Errorf("a refused origin made %v", made)
 	}
 }
+
+// smct runs a command line as main does, from this package's directory
+// (the project is found above it).
+func smct(args []string, stdout, stderr io.Writer) int { return realMain(args, stdout, stderr) }

@@ -3,60 +3,53 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
-	"github.com/ftrace-stackmap/conformance/internal/kernels"
-	"io"
 	"path/filepath"
 	"time"
 
-	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
-	"github.com/ftrace-stackmap/conformance/internal/progress"
 )
 
-// kernelMain builds the reference kernel; the last line printed is its path.
-func kernelMain(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("kernel", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	archName := fs.String("arch", "", "arm64 or x86_64")
-	pin := fs.Bool("pin", false, "record the build's inputs and image hashes in images.lock")
-	lock := fs.String("lock", "images.lock", "the image lock file")
-	entry := fs.String("entry", "reference", "the lock entry to pin")
-	jobs := fs.Int("jobs", 0, "make -j (default: one per CPU)")
-	if err := fs.Parse(args); err != nil {
-		return exitNoVerdict
-	}
-	dir, err := moduleDir()
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return exitNoVerdict
-	}
-	a, err := arch.Lookup(*archName)
-	if err != nil {
-		fmt.Fprintf(stderr, "kernel: %v\n", err)
-		return exitNoVerdict
-	}
-	b := kbuild.Builder{Arch: a, KernelDir: filepath.Join(dir, "kernel"), CacheDir: kernels.CacheDir(), Progress: progress.New(stderr), Jobs: *jobs}
-	start := time.Now()
-	res, err := b.Build()
-	if err != nil {
-		fmt.Fprintf(stderr, "kernel: %v\n", err)
-		return exitNoVerdict
-	}
-	how := "built in " + time.Since(start).Round(time.Second).String()
-	if res.Cached {
-		how = "cached"
-	}
-	fmt.Fprintf(stderr, "%s kernel %s: sha256 %s, inputs %s\n", a.Name, how, res.ImageSHA256, res.Key)
-	if *pin {
-		if err := images.Pin(filepath.Join(dir, *lock), *entry, a.Name, res.Key, res.ImageSHA256); err != nil {
-			fmt.Fprintf(stderr, "kernel: %v\n", err)
-			return exitNoVerdict
+// kernelCmd builds the reference kernel; the last line printed is its path.
+var kernelCmd = command{
+	name:   "kernel",
+	about:  "build the reference kernel (kernel/) and print its path",
+	groups: []group{archGroup, buildGroup},
+	flags: func(fs *flag.FlagSet, r *request) func(context.Context, *request, outputs) int {
+		pin := fs.Bool("pin", false, "record the build's inputs and image hashes in images.lock")
+		entry := fs.String("entry", "reference", "the lock entry to pin")
+		return func(ctx context.Context, r *request, out outputs) int {
+			o := r.run
+			a := o.Arch
+			b := kbuild.Builder{Arch: a, KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir, Progress: out.progress, Jobs: o.Jobs}
+			start := time.Now()
+			res, err := b.Build()
+			if err != nil {
+				return refuseAt(out, "kernel", err)
+			}
+			how := "built in " + time.Since(start).Round(time.Second).String()
+			if res.Cached {
+				how = "cached"
+			}
+			fmt.Fprintf(out.stderr, "%s kernel %s: sha256 %s, inputs %s\n", a.Name, how, res.ImageSHA256, res.Key)
+			if *pin {
+				if err := images.Pin(o.LockFile, *entry, a.Name, res.Key, res.ImageSHA256); err != nil {
+					return refuseAt(out, "kernel", err)
+				}
+				fmt.Fprintf(out.stderr, "pinned %s/%s in %s\n", *entry, a.Name, o.LockFile)
+			}
+			fmt.Fprintln(out.stdout, res.Image)
+			return 0
 		}
-		fmt.Fprintf(stderr, "pinned %s/%s in %s\n", *entry, a.Name, *lock)
-	}
-	fmt.Fprintln(stdout, res.Image)
-	return 0
+	},
+}
+
+// refuseAt ends a command that could not do its work, without a verdict.
+func refuseAt(out outputs, name string, err error) int {
+	fmt.Fprintf(out.stderr, "%s: %v\n", name, err)
+	printNoVerdict(out.stdout, err.Error())
+	return exitNoVerdict
 }

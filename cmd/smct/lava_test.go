@@ -17,7 +17,7 @@ func TestLavaResultsOfWhatIsNotALog(t *testing.T) {
 	os.WriteFile(log, []byte("[    0.000000] Linux version 6.12\nSMCT-EXIT code=0\n"), 0o644)
 	results := filepath.Join(dir, "results")
 	var stdout, stderr strings.Builder
-	code := lavaResultsMain([]string{"-results", results, log}, &stdout, &stderr)
+	code := smct([]string{"lava-results", "-results", results, log}, &stdout, &stderr)
 	out := stdout.String()
 	if code != exitNoVerdict || !strings.Contains(out, "NO VERDICT: ") || !strings.HasSuffix(out, noneCounted+"\n") {
 		t.Fatalf("exit %d, stdout %q; want %d, NO VERDICT and %q last", code, out, exitNoVerdict, noneCounted)
@@ -30,7 +30,7 @@ func TestLavaResultsOfWhatIsNotALog(t *testing.T) {
 
 func TestLavaResultsWantsALog(t *testing.T) {
 	var stdout, stderr strings.Builder
-	if code := lavaResultsMain(nil, &stdout, &stderr); code != exitNoVerdict || !strings.Contains(stderr.String(), "-log FILE") {
+	if code := smct([]string{"lava-results"}, &stdout, &stderr); code != exitNoVerdict || !strings.Contains(stderr.String(), "-log FILE") {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
 }

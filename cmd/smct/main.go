@@ -1,13 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-only
 
 // Command smct is the suite's command: the Makefile's targets call it.
+// Each subcommand parses its flags at one door (run), checks them, and
+// hands a request to the package that does the work.
 package main
 
 import (
+	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
+	"github.com/ftrace-stackmap/conformance/internal/progress"
+	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 )
 
@@ -20,31 +28,37 @@ func main() {
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = `usage: smct [-C PROJECT-DIR] COMMAND ...
-  smct qemu-test -arch arm64|x86_64 [-kernel PATH | -tree DIR | -image ENTRY] [-profile v4|v3] [-labels FILTER] [-claims]
-  smct claims -arch arm64|x86_64 [-kernel PATH | -tree DIR | -image ENTRY]
-  smct kernel -arch arm64|x86_64 [-pin]
-  smct mutants -arch arm64|x86_64 [-kernel PATH | -image ENTRY] [-faults a,b]
-  smct matrix [-images a,b] [-arches arm64,x86_64] [-parallel 2]
-  smct bench [-image ENTRY] [-reps 3] [-matrix-images a,b]
-  smct review -series MBOX|MSGID|BASE..HEAD -tree DIR [-base REV] [-arches a,b] [-against SERIES]
-  smct reply [-run DIR]
-  smct lava -arch arm64|x86_64 [-kernel PATH | -tree DIR | -image ENTRY] [-profile v4|v3] [-labels FILTER] [-url URL]
-  smct lava-results -log LAVA-LOG
-  smct help`
+// command is one of smct's subcommands.
+type command struct {
+	name, about string
+	groups      []group
+	// flags adds the command's own flags and returns what runs it, once
+	// every flag is parsed and checked.
+	flags func(fs *flag.FlagSet, r *request) func(ctx context.Context, r *request, out outputs) int
+	// takesArgs: arguments after the flags go to request.args.
+	takesArgs bool
+	// refusedRun: a refused command line still makes a run directory
+	// that says why, as results/latest (qemu-test's).
+	refusedRun bool
+}
 
-// commands are smct's subcommands; each parses its own flags.
-var commands = map[string]func(args []string, stdout, stderr io.Writer) int{
-	"qemu-test":    qemuTestMain,
-	"kernel":       kernelMain,
-	"claims":       claimsMain,
-	"mutants":      mutantsMain,
-	"matrix":       matrixMain,
-	"review":       reviewMain,
-	"bench":        benchMain,
-	"reply":        replyMain,
-	"lava":         lavaMain,
-	"lava-results": lavaResultsMain,
+// outputs are where a command writes: its report on stdout, progress and
+// notes on stderr.
+type outputs struct {
+	stdout, stderr io.Writer
+	progress       *progress.Reporter
+}
+
+// commands in the order the usage lists them.
+var commands = []command{qemuTestCmd, claimsCmd, kernelCmd, mutantsCmd, matrixCmd, benchCmd, reviewCmd, replyCmd, lavaCmd, lavaResultsCmd}
+
+func lookup(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
 }
 
 func realMain(args []string, stdout, stderr io.Writer) int {
@@ -52,17 +66,17 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		projectDir, args = args[1], args[2:]
 	}
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, usage)
+		fmt.Fprint(stderr, usage())
 		return exitNoVerdict
 	}
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
-		fmt.Fprintln(stdout, usage)
+		fmt.Fprint(stdout, usage())
 		return 0
 	}
-	cmd, ok := commands[args[0]]
+	cmd, ok := lookup(args[0])
 	if !ok {
-		fmt.Fprintf(stderr, "smct: unknown command %q\n%s\n", args[0], usage)
+		fmt.Fprintf(stderr, "smct: unknown command %q\n%s", args[0], usage())
 		return exitNoVerdict
 	}
 	// Every run directory gets kcidb.json: an origin KCIDB would refuse
@@ -72,5 +86,102 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		printNoVerdict(stdout, err.Error())
 		return exitNoVerdict
 	}
-	return cmd(args[1:], stdout, stderr)
+	return cmd.run(args[1:], outputs{stdout: stdout, stderr: stderr, progress: progress.New(stderr)})
+}
+
+// run is the door: it parses and checks the command line, finds the
+// project, and runs the command; anything refused ends without a verdict.
+func (c command) run(args []string, out outputs) int {
+	var r request
+	fs, run := c.flagSet(&r)
+	fs.SetOutput(out.stderr)
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	r.args = fs.Args()
+	if err == nil && fs.NArg() > 0 && !c.takesArgs {
+		err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	for _, g := range c.groups {
+		if err == nil && g.check != nil {
+			err = g.check(&r)
+		}
+	}
+	if err == nil {
+		err = workplace(&r.run)
+	}
+	if err != nil {
+		return c.refuse(&r, err.Error(), out)
+	}
+	r.run.Progress = out.progress
+	ctx, stop := interruptible()
+	defer stop()
+	return run(ctx, &r, out)
+}
+
+// flagSet is the command's flags: its groups', then its own.
+func (c command) flagSet(r *request) (*flag.FlagSet, func(context.Context, *request, outputs) int) {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	for _, g := range c.groups {
+		g.add(fs, r)
+	}
+	return fs, c.flags(fs, r)
+}
+
+// refuse ends a command line that cannot run. For qemu-test,
+// results/latest then points at a run directory that says why, as for any
+// other run without a verdict.
+func (c command) refuse(r *request, reason string, out outputs) int {
+	fmt.Fprintf(out.stderr, "%s: %s\n", c.name, reason)
+	if c.refusedRun && (r.run.ModuleDir != "" || workplace(&r.run) == nil) {
+		if res, err := qemutest.Refused(r.run, reason); err == nil {
+			fmt.Fprintf(out.stdout, "results: %s\n", res.Dir)
+		} else {
+			fmt.Fprintf(out.stderr, "%s: no run directory: %v\n", c.name, err)
+		}
+	}
+	printNoVerdict(out.stdout, reason)
+	return r.exitCodes.NoVerdict()
+}
+
+// usage is smct's help, made from the commands and their groups.
+func usage() string {
+	var b strings.Builder
+	b.WriteString("usage: smct [-C PROJECT-DIR] COMMAND [FLAGS]\n\ncommands:\n")
+	for _, c := range commands {
+		var r request
+		fs, _ := c.flagSet(&r)
+		grouped := map[string]bool{}
+		var words []string
+		for _, g := range c.groups {
+			words = append(words, "["+g.name+"]")
+			gs := flag.NewFlagSet("", flag.ContinueOnError)
+			g.add(gs, new(request))
+			gs.VisitAll(func(f *flag.Flag) { grouped[f.Name] = true })
+		}
+		fs.VisitAll(func(f *flag.Flag) {
+			if !grouped[f.Name] {
+				words = append(words, "-"+f.Name)
+			}
+		})
+		fmt.Fprintf(&b, "  %-13s %s\n  %-13s %s\n", c.name, c.about, "", strings.Join(words, " "))
+	}
+	b.WriteString("\nflag groups:\n")
+	seen := map[string]bool{}
+	for _, c := range commands {
+		for _, g := range c.groups {
+			if seen[g.name] {
+				continue
+			}
+			seen[g.name] = true
+			gs := flag.NewFlagSet("", flag.ContinueOnError)
+			g.add(gs, new(request))
+			var names []string
+			gs.VisitAll(func(f *flag.Flag) { names = append(names, "-"+f.Name) })
+			fmt.Fprintf(&b, "  %-8s %s\n", "["+g.name+"]", strings.Join(names, " "))
+		}
+	}
+	b.WriteString("\nsmct COMMAND -h describes each flag.\n")
+	return b.String()
 }

@@ -3,100 +3,78 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
 
-	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
+	"github.com/ftrace-stackmap/conformance/internal/lava"
 	"github.com/ftrace-stackmap/conformance/internal/matrix"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
-	"github.com/ftrace-stackmap/conformance/internal/results"
 )
 
-// matrixMain runs qemu-test for every images.lock entry (or -images) on
-// both arches, two boots at a time, printing each cell as it finishes and
+// matrixCmd runs qemu-test for every images.lock entry (or -images) on
+// every arch, a few boots at a time, printing each cell as it finishes and
 // then the table. Its exit status is the worst cell's.
-func matrixMain(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	o := matrix.Options{Notes: stderr}
-	o.Base.Profile = contract.ProfileV4
-	fs.Var(&o.Base.Profile, "profile", "contract profile: v4 or v3")
-	fs.StringVar(&o.Base.Labels, "labels", "", "Ginkgo label filter")
-	runFlags(fs, &o.Base)
-	requireFlags(fs, &o.Base.Request)
-	fs.IntVar(&o.Parallel, "parallel", 2, "boots at a time")
-	entries := fs.String("images", "", "comma-separated images.lock entries (default: all)")
-	arches := fs.String("arches", "arm64,x86_64", "comma-separated arches")
-	resultsDir := fs.String("results", "", "where the matrix directory goes (default: the project's results/)")
-	lavaJobs := fs.Bool("lava-jobs", false, "write each cell's LAVA job (smct lava) instead of running it")
-	lavaURL := fs.String("lava-url", "", "with -lava-jobs: URL where the lab serves the matrix directory (default: file:// paths)")
-	if err := fs.Parse(args); err != nil {
-		return exitNoVerdict
+var matrixCmd = command{
+	name:   "matrix",
+	about:  "run the suite for every images.lock entry on every arch, or write each cell's LAVA job",
+	groups: []group{archesGroup, buildGroup, profileGroup, specGroup, requireGroup, bootGroup, hereGroup, resultsGroup},
+	flags: func(fs *flag.FlagSet, r *request) func(context.Context, *request, outputs) int {
+		parallel := fs.Int("parallel", 2, "boots at a time")
+		entries := fs.String("images", "", "comma-separated images.lock entries (default: all)")
+		lavaJobs := fs.Bool("lava-jobs", false, "write each cell's LAVA job (smct lava) instead of running it")
+		lavaURL := fs.String("lava-url", "", "with -lava-jobs: URL where the lab serves the matrix directory (default: file:// paths)")
+		return func(ctx context.Context, r *request, out outputs) int {
+			o := matrix.Options{Base: r.run, Arches: r.arches, Parallel: *parallel, Notes: out.stderr}
+			lock, err := images.Read(o.Base.LockFile)
+			if err == nil {
+				o.Entries, err = lock.Names(*entries)
+			}
+			if err == nil {
+				o.Dir, err = newRunDir(r.run, "matrix", "")
+			}
+			if err != nil {
+				return refuseAt(out, "matrix", err)
+			}
+			if *lavaJobs {
+				return matrixJobs(ctx, o, *lavaURL, out)
+			}
+			o.Done = func(c matrix.Cell, n, total int) {
+				fmt.Fprintf(progress.Over(out.progress, out.stdout), "[%d/%d] %s\n", n, total, matrix.Line(c))
+			}
+			end := out.progress.Step("matrix: %d cells, %d boots at a time", len(o.Entries)*len(o.Arches), o.Parallel)
+			cells := matrix.Run(ctx, o)
+			end(nil)
+			return printMatrix(o.Dir, cells, out)
+		}
+	},
+}
+
+// printMatrix writes a matrix's reports and prints its table; the status
+// is the worst cell's, or no verdict when a report could not be written.
+func printMatrix(dir string, cells []matrix.Cell, out outputs) int {
+	table, worst, err := matrix.Report(dir, cells)
+	if err != nil {
+		fmt.Fprintf(out.stderr, "matrix: %v\n", err)
+		fmt.Fprintf(out.stdout, "NO VERDICT: %v\n", err)
 	}
-	if !workplace(&o.Base, stderr) {
-		return exitNoVerdict
-	}
-	var err error
-	if o.Entries, err = lockEntries(o.Base.LockFile, *entries); err != nil {
-		printNoVerdict(stdout, "matrix: "+err.Error())
-		return exitNoVerdict
-	}
-	if o.Arches, err = archList(*arches); err != nil {
-		fmt.Fprintf(stderr, "%v\n", err)
-		return exitNoVerdict
-	}
-	if o.Dir, err = newRunDir(*resultsDir, o.Base.ModuleDir, "matrix", ""); err != nil {
-		fmt.Fprintf(stderr, "matrix: %v\n", err)
-		return exitNoVerdict
-	}
-	rep := progress.New(stderr)
-	if *lavaJobs {
-		return matrixJobs(o, *lavaURL, rep, stdout)
-	}
-	o.Done = func(c matrix.Cell, n, total int) {
-		fmt.Fprintf(progress.Over(rep, stdout), "[%d/%d] %s\n", n, total, matrix.Line(c))
-	}
-	ctx, stop := interruptible()
-	defer stop()
-	end := rep.Step("matrix: %d cells, %d boots at a time", len(o.Entries)*len(o.Arches), o.Parallel)
-	cells := matrix.Run(ctx, o)
-	end(nil)
-	var b strings.Builder
-	b.WriteString("\n")
-	worst := matrix.WriteTable(&b, cells)
-	fmt.Fprintf(&b, "\nresults: %s\n%s\n", o.Dir, matrix.Totals(cells))
-	os.WriteFile(filepath.Join(o.Dir, "matrix.txt"), []byte(b.String()), 0o644)
-	if err := matrix.WriteKCIDB(o.Dir, cells); err != nil {
-		fmt.Fprintf(stderr, "matrix: writing %s: %v\n", results.KCIDBFile, err)
-	}
-	io.WriteString(stdout, b.String())
+	io.WriteString(out.stdout, table)
 	return worst
 }
 
-// lockEntries checks the comma-separated names against the lock; "" means
-// every entry.
-func lockEntries(lockFile, names string) ([]string, error) {
-	lock, err := images.Read(lockFile)
+// matrixJobs writes the LAVA job of every cell instead of running it: a
+// lab runs them on its workers, and smct lava-results on their logs gives
+// the matrix's table.
+func matrixJobs(ctx context.Context, o matrix.Options, url string, out outputs) int {
+	jobs, err := lava.WriteJobs(ctx, o, lava.Served{URL: url, Dir: o.Dir}, func(line string) {
+		fmt.Fprintln(progress.Over(out.progress, out.stdout), line)
+	})
+	fmt.Fprintf(out.stdout, "\nresults: %s\n%d LAVA jobs written (jobs.txt); submit each with `lavacli jobs submit JOB`, then\n  smct lava-results LOG...\n", o.Dir, len(jobs))
 	if err != nil {
-		return nil, err
+		fmt.Fprintf(out.stderr, "matrix: %v\n", err)
+		return exitNoVerdict
 	}
-	if names == "" {
-		var all []string
-		for _, e := range lock.Entries {
-			all = append(all, e.Name)
-		}
-		return all, nil
-	}
-	list := strings.Split(names, ",")
-	for _, n := range list {
-		if _, err := lock.Entry(n); err != nil {
-			return nil, err
-		}
-	}
-	return list, nil
+	return 0
 }

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -13,41 +14,40 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/results"
 )
 
-// replyMain prints the path of a run's or a walk's reply.eml and the
+// replyCmd prints the path of a run's or a walk's reply.eml and the
 // command that sends it. It never sends mail.
-func replyMain(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("reply", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	run := fs.String("run", "results/latest", "the run's or the walk's directory")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "reply: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
-	dir, err := filepath.EvalSymlinks(*run)
-	if err != nil {
-		fmt.Fprintf(stderr, "reply: %v\n", err)
-		return 2
-	}
-	path := filepath.Join(dir, reply.File)
-	if _, err := os.Stat(path); err != nil {
-		fmt.Fprintf(stderr, "reply: %s has no %s: only a run whose kernel came from a posted series has one\n", dir, reply.File)
-		return 2
-	}
-	cmd, err := reply.SendCommand(path)
-	if err != nil {
-		fmt.Fprintf(stderr, "reply: %s: %v\n", path, err)
-		return 2
-	}
-	fmt.Fprintln(stdout, path)
-	fmt.Fprintln(stdout, cmd)
-	return 0
+var replyCmd = command{
+	name:  "reply",
+	about: "print a run's or a walk's reply.eml and the git send-email command that sends it (nothing is sent)",
+	flags: func(fs *flag.FlagSet, r *request) func(context.Context, *request, outputs) int {
+		var run userPath
+		fs.Var(&run, "run", "the run's or the walk's directory (default: the project's results/latest)")
+		return func(ctx context.Context, r *request, out outputs) int {
+			if run == "" {
+				run = userPath(filepath.Join(r.run.ModuleDir, "results", "latest"))
+			}
+			dir, err := filepath.EvalSymlinks(string(run))
+			if err != nil {
+				return refuseAt(out, "reply", err)
+			}
+			path := filepath.Join(dir, reply.File)
+			if _, err := os.Stat(path); err != nil {
+				return refuseAt(out, "reply", fmt.Errorf("%s has no %s: only a run whose kernel came from a posted series has one", dir, reply.File))
+			}
+			cmd, err := reply.SendCommand(path)
+			if err != nil {
+				return refuseAt(out, "reply", fmt.Errorf("%s: %v", path, err))
+			}
+			fmt.Fprintln(out.stdout, path)
+			fmt.Fprintln(out.stdout, cmd)
+			return 0
+		}
+	},
 }
 
 // writeReply writes reply.eml into a run's directory when its kernel came
-// from a series; a reply that cannot be written leaves the run as it is.
+// from a series; a reply that cannot be written is said, and leaves the
+// run's verdict as it is.
 func writeReply(res *results.Result, stderr io.Writer) {
 	if res == nil || res.Dir == "" || res.Origin.Series == "" {
 		return

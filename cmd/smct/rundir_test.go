@@ -10,27 +10,6 @@ import (
 	"testing"
 )
 
-// A command's run directory goes under -results, else the project's
-// results/, and latest points at it.
-func TestNewRunDirUnderResults(t *testing.T) {
-	root := t.TempDir()
-	for _, tc := range []struct{ given, kind, arch, parent, prefix string }{
-		{"", "mutants", "arm64", filepath.Join(root, "results"), "mutants-"},
-		{filepath.Join(root, "elsewhere"), "matrix", "", filepath.Join(root, "elsewhere"), "matrix-"},
-	} {
-		dir, err := newRunDir(tc.given, root, tc.kind, tc.arch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if filepath.Dir(dir) != tc.parent || !strings.HasPrefix(filepath.Base(dir), tc.prefix) {
-			t.Errorf("%s: %s, want %s%s... in %s", tc.kind, dir, tc.prefix, "<time>", tc.parent)
-		}
-		if target, _ := os.Readlink(filepath.Join(tc.parent, "latest")); target != filepath.Base(dir) {
-			t.Errorf("%s: latest -> %q, want %s", tc.kind, target, filepath.Base(dir))
-		}
-	}
-}
-
 // A review points results/latest at its directory when it starts, as a run
 // does: here its walk ends at once (the base is not in the tree), and latest
 // is that walk's.
@@ -48,7 +27,7 @@ func TestReviewPointsLatestAtItsDirectory(t *testing.T) {
 		"From: A <a@example.org>\nSubject: [PATCH] one\n\n---\ndiff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n"), 0o644)
 	results := t.TempDir()
 	var stdout, stderr strings.Builder
-	code := reviewMain([]string{"-results", results, "-series", series, "-tree", tree, "-base", "no-such-revision", "-arches", "x86_64"}, &stdout, &stderr)
+	code := smct([]string{"review", "-results", results, "-series", series, "-tree", tree, "-base", "no-such-revision", "-arches", "x86_64"}, &stdout, &stderr)
 	if code != exitNoVerdict || !strings.Contains(stderr.String(), "no-such-revision") {
 		t.Fatalf("exit %d, stderr %q; want %d and the missing base", code, stderr.String(), exitNoVerdict)
 	}

@@ -9,6 +9,7 @@ import (
 	"debug/elf"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Arch is one arch, named as the user names it (ARCH=).
@@ -112,4 +113,62 @@ func ByGOARCH(goarch string) (Arch, error) {
 func Known(name string) bool {
 	_, ok := table[name]
 	return ok
+}
+
+// String is the user's name for the arch; "" for none.
+func (a Arch) String() string { return a.Name }
+
+// Set makes -arch a flag of this type: an unknown name is refused as the
+// flag is parsed, before anything is built or booted.
+func (a *Arch) Set(name string) error {
+	if name == "" {
+		*a = Arch{} // ARCH= left empty by make: said later, with the other checks
+		return nil
+	}
+	found, err := Lookup(name)
+	if err != nil {
+		return err
+	}
+	*a = found
+	return nil
+}
+
+// MarshalText writes an arch by its name, so that files holding a request
+// (result.json, a LAVA job's description) keep a plain string.
+func (a Arch) MarshalText() ([]byte, error) { return []byte(a.Name), nil }
+
+// UnmarshalText reads an arch written by MarshalText.
+func (a *Arch) UnmarshalText(b []byte) error { return a.Set(string(b)) }
+
+// List is a comma-separated list of arches, as -arches takes it.
+type List []Arch
+
+func (l List) String() string {
+	names := make([]string, len(l))
+	for i, a := range l {
+		names[i] = a.Name
+	}
+	return strings.Join(names, ",")
+}
+
+// Set reads the list, every name checked.
+func (l *List) Set(v string) error {
+	*l = nil
+	for _, name := range strings.Split(v, ",") {
+		a, err := Lookup(name)
+		if err != nil {
+			return err
+		}
+		*l = append(*l, a)
+	}
+	return nil
+}
+
+// All is every arch of the table, in Names' order.
+func All() List {
+	var l List
+	for _, n := range Names() {
+		l = append(l, table[n])
+	}
+	return l
 }

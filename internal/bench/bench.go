@@ -41,14 +41,15 @@ const (
 type Options struct {
 	Base          qemutest.Options // ModuleDir, CacheDir, LockFile, Timeout
 	Image         string           // the entry timed per arch
-	Arches        []string
+	Arches        arch.List
 	Reps          int
 	MatrixEntries []string // the matrix whose throughput is measured
 	// WalkSeries on WalkTree, walked on WalkArch, is timed against full
 	// runs of the whole series when set (make review's cost).
-	WalkSeries, WalkTree, WalkArch string
-	Progress                       *progress.Reporter
-	Notes                          io.Writer
+	WalkSeries, WalkTree string
+	WalkArch             arch.Arch
+	Progress             *progress.Reporter
+	Notes                io.Writer
 }
 
 // Run measures everything and returns the figures; an error means a
@@ -60,9 +61,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	defer os.RemoveAll(tmp)
 	m := &measure{o: o, tmp: tmp, alone: map[string]float64{}, r: &Report{Time: time.Now().UTC(), Image: o.Image, Reps: o.Reps,
-		Host: fmt.Sprintf("%d CPUs, %s", runtime.NumCPU(), qemu.MachineFor(arch.MustLookup(o.Arches[0])).Version())}}
-	for _, arch := range o.Arches {
-		if err := m.arch(ctx, arch); err != nil {
+		Host: fmt.Sprintf("%d CPUs, %s", runtime.NumCPU(), qemu.MachineFor(o.Arches[0]).Version())}}
+	for _, a := range o.Arches {
+		if err := m.arch(ctx, a); err != nil {
 			return nil, err
 		}
 	}
@@ -104,11 +105,11 @@ func (m *measure) seconds(name string, xs []float64) float64 {
 
 // arch times warm runs of one arch, the floor of each boot they made, and
 // its initramfs builds.
-func (m *measure) arch(ctx context.Context, name string) error {
-	o := m.o
+func (m *measure) arch(ctx context.Context, a arch.Arch) error {
+	o, name := m.o, a.Name
 	// The first run fetches and builds what is missing: not timed.
 	end := o.Progress.Step("%s: a first run, to warm up", name)
-	_, err := m.qemuTest(ctx, o.base(), name)
+	_, err := m.qemuTest(ctx, o.base(), a)
 	end(err)
 	if err != nil {
 		return err
@@ -119,7 +120,7 @@ func (m *measure) arch(ctx context.Context, name string) error {
 	for i := range o.Reps {
 		end := o.Progress.Step("%s: qemu-test %d/%d", name, i+1, o.Reps)
 		start := time.Now()
-		res, err := m.qemuTest(ctx, o.base(), name)
+		res, err := m.qemuTest(ctx, o.base(), a)
 		end(err)
 		if err != nil {
 			return err
@@ -136,13 +137,13 @@ func (m *measure) arch(ctx context.Context, name string) error {
 	if err := m.floor(ctx, name, last, boots); err != nil {
 		return err
 	}
-	cold, warm, err := o.initramfs(ctx, name, m.tmp)
+	cold, warm, err := o.initramfs(ctx, a, m.tmp)
 	if err != nil {
 		return err
 	}
 	m.seconds(name+" initramfs build, fresh out dir", cold)
 	m.seconds(name+" initramfs build, no change", warm)
-	return m.claims(ctx, name)
+	return m.claims(ctx, a)
 }
 
 // together times every arch in one command, against the slower alone.
@@ -150,7 +151,7 @@ func (m *measure) together(ctx context.Context) error {
 	o := m.o
 	var both []float64
 	for i := range o.Reps {
-		end := o.Progress.Step("%s at once %d/%d", strings.Join(o.Arches, " and "), i+1, o.Reps)
+		end := o.Progress.Step("%s at once %d/%d", strings.ReplaceAll(o.Arches.String(), ",", " and "), i+1, o.Reps)
 		d, err := m.atOnce(ctx)
 		end(err)
 		if err != nil {
@@ -162,7 +163,7 @@ func (m *measure) together(ctx context.Context) error {
 	for _, s := range m.alone {
 		slower = max(slower, s)
 	}
-	all := strings.Join(o.Arches, "+")
+	all := strings.ReplaceAll(o.Arches.String(), ",", "+")
 	v := m.seconds(all+" in one command", both)
 	m.r.Targets = append(m.r.Targets, target(fmt.Sprintf("%s at once <= %.3gx the slower alone", all, BothOverSlower),
 		v, slower, BothOverSlower))
@@ -191,7 +192,7 @@ func (m *measure) matrix(ctx context.Context) error {
 		}
 		rate = append(rate, float64(len(cells))/d.Minutes())
 	}
-	m.r.Figures = append(m.r.Figures, Figure{Name: fmt.Sprintf("matrix %s x %s", strings.Join(o.MatrixEntries, ","), strings.Join(o.Arches, ",")),
+	m.r.Figures = append(m.r.Figures, Figure{Name: fmt.Sprintf("matrix %s x %s", strings.Join(o.MatrixEntries, ","), o.Arches.String()),
 		Value: median(rate), Unit: "cells/min"})
 	return nil
 }
@@ -203,9 +204,9 @@ func (o Options) base() qemutest.Options {
 }
 
 // qemuTest makes one full run of base on arch, quietly, and wants a verdict.
-func (m *measure) qemuTest(ctx context.Context, base qemutest.Options, name string) (*results.Result, error) {
-	ro := base
-	ro.Arch, ro.Image = name, m.o.Image
+func (m *measure) qemuTest(ctx context.Context, base qemutest.Options, a arch.Arch) (*results.Result, error) {
+	ro, name := base, a.Name
+	ro.Arch, ro.Image = a, m.o.Image
 	ro.ResultsDir = filepath.Join(m.tmp, "runs")
 	ro.Progress = progress.Quiet(m.o.Notes, name+": ")
 	res, err := m.runner.Run(ctx, ro)
@@ -226,11 +227,11 @@ func (m *measure) atOnce(ctx context.Context) (time.Duration, error) {
 	errs := make([]error, len(m.o.Arches))
 	var wg sync.WaitGroup
 	start := time.Now()
-	for i, arch := range m.o.Arches {
+	for i, a := range m.o.Arches {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = m.qemuTest(ctx, base, arch)
+			_, errs[i] = m.qemuTest(ctx, base, a)
 		}()
 	}
 	wg.Wait()
@@ -245,7 +246,8 @@ func (m *measure) atOnce(ctx context.Context) (time.Duration, error) {
 
 // initramfs times the build into a fresh directory and into build/<arch>
 // when nothing changed.
-func (o Options) initramfs(ctx context.Context, name, tmp string) (cold, warm []float64, err error) {
+func (o Options) initramfs(ctx context.Context, a arch.Arch, tmp string) (cold, warm []float64, err error) {
+	name := a.Name
 	for i := range o.Reps {
 		dir, err := os.MkdirTemp(tmp, "initramfs-")
 		if err != nil {
@@ -253,7 +255,7 @@ func (o Options) initramfs(ctx context.Context, name, tmp string) (cold, warm []
 		}
 		end := o.Progress.Step("%s: initramfs build, fresh out dir %d/%d", name, i+1, o.Reps)
 		start := time.Now()
-		_, err = initramfs.Builder{ModuleDir: o.Base.ModuleDir, OutDir: dir, Arch: arch.MustLookup(name)}.Build(ctx)
+		_, err = initramfs.Builder{ModuleDir: o.Base.ModuleDir, OutDir: dir, Arch: a}.Build(ctx)
 		end(err)
 		if err != nil {
 			return nil, nil, err
@@ -261,7 +263,7 @@ func (o Options) initramfs(ctx context.Context, name, tmp string) (cold, warm []
 		cold = append(cold, time.Since(start).Seconds())
 		os.RemoveAll(dir)
 	}
-	b := initramfs.Builder{ModuleDir: o.Base.ModuleDir, OutDir: filepath.Join(o.Base.ModuleDir, "build", name), Arch: arch.MustLookup(name)}
+	b := initramfs.Builder{ModuleDir: o.Base.ModuleDir, OutDir: filepath.Join(o.Base.ModuleDir, "build", name), Arch: a}
 	for range o.Reps {
 		start := time.Now()
 		if _, err := b.Build(ctx); err != nil {

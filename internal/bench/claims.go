@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 )
 
@@ -15,13 +16,13 @@ import (
 const ClaimsLimit = 60 * time.Second
 
 // claims times the claims plan alone (make claims) on one arch.
-func (m *measure) claims(ctx context.Context, name string) error {
-	o := m.o
+func (m *measure) claims(ctx context.Context, a arch.Arch) error {
+	o, name := m.o, a.Name
 	var took []float64
 	for i := range o.Reps {
 		end := o.Progress.Step("%s: claims plan %d/%d", name, i+1, o.Reps)
 		ro := o.base()
-		ro.Arch, ro.Image = name, o.Image
+		ro.Arch, ro.Image = a, o.Image
 		ro.ResultsDir = filepath.Join(m.tmp, "claims")
 		ro.Progress = progress.Quiet(o.Notes, name+": ")
 		start := time.Now()

@@ -6,12 +6,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ftrace-stackmap/conformance/internal/textlines"
 
 	"golang.org/x/sync/errgroup"
 

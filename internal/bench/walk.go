@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/review"
 )
@@ -25,10 +26,10 @@ func (m *measure) walk(ctx context.Context) error {
 	n := len(s.Patches)
 	base := o.base()
 	base.Progress = progress.Quiet(o.Notes, "walk: ")
-	w := review.Walker{Options: base, Arches: []string{o.WalkArch}}
+	w := review.Walker{Options: base, Arches: arch.List{o.WalkArch}}
 	var walk *review.Walk
 	for i, what := range []string{"a first walk, to warm up", "the walk, timed"} {
-		end := o.Progress.Step("%s: %s (%d patches)", o.WalkArch, what, n)
+		end := o.Progress.Step("%s: %s (%d patches)", o.WalkArch.Name, what, n)
 		walk, err = w.Walk(ctx, s, o.WalkTree, filepath.Join(m.tmp, fmt.Sprintf("walk-%d", i)))
 		if err == nil && walk.ExitCode() == 2 {
 			err = fmt.Errorf("a prefix gave no verdict")
@@ -39,7 +40,7 @@ func (m *measure) walk(ctx context.Context) error {
 		}
 	}
 	kernels, largest := 0.0, 0.0
-	for _, st := range walk.Steps[o.WalkArch] {
+	for _, st := range walk.Steps[o.WalkArch.Name] {
 		kernels += st.Kernel.Seconds()
 		largest = max(largest, st.Kernel.Seconds())
 	}

@@ -3,8 +3,10 @@
 package claims
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -448,4 +450,19 @@ func median(v []float64) float64 {
 func round(v float64, places int) float64 {
 	p := math.Pow(10, float64(places))
 	return math.Round(v*p) / p
+}
+
+// JudgeSampleFile judges a sample the suite binary took in live mode on a
+// device (suites.test -smct.claims=all), where the kernel's own map size
+// was the only one there was.
+func JudgeSampleFile(path string) (Report, error) {
+	data, err := os.ReadFile(path)
+	var s Sample
+	if err == nil {
+		err = json.Unmarshal(data, &s)
+	}
+	if err != nil {
+		return Report{}, fmt.Errorf("-sample %s: %v", path, err)
+	}
+	return Judge("a device, live mode ("+path+")", false, []Boot{{Name: "live", Sample: &s}}), nil
 }

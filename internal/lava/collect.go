@@ -75,7 +75,7 @@ func runDir(o qemutest.Options, desc *Description) (*results.Result, error) {
 	if desc != nil {
 		res.Request, res.Kernel, res.Entry, res.Source, res.KernelSHA = desc.Request, desc.Kernel, desc.Entry, desc.Source, desc.KernelSHA
 		res.Required, res.RequiredWhy, res.Suite, res.Plans = desc.Required, desc.RequiredWhy, desc.Suite, desc.Plans
-		archName = desc.Request.Arch
+		archName = desc.Request.Arch.Name
 	}
 	var err error
 	if res.Dir, err = results.NewRunDir(o.ResultsDir, "lava", archName); err != nil {
@@ -122,7 +122,7 @@ func description(console []byte) *Description {
 		return nil
 	}
 	var d Description
-	if json.Unmarshal(c.Files[guest.JobFile], &d) != nil || d.Request.Arch == "" {
+	if json.Unmarshal(c.Files[guest.JobFile], &d) != nil || d.Request.Arch.Name == "" {
 		return nil
 	}
 	return &d

@@ -13,6 +13,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
@@ -20,7 +21,7 @@ import (
 )
 
 func testRequest() results.Request {
-	return results.Request{Arch: "x86_64", Profile: contract.ProfileV4, Labels: "BASE-ONOFF-01 || SM-RESET-01", Seed: 5, Timeout: 5 * time.Minute}
+	return results.Request{Arch: arch.MustLookup("x86_64"), Profile: contract.ProfileV4, Labels: "BASE-ONOFF-01 || SM-RESET-01", Seed: 5, Timeout: 5 * time.Minute}
 }
 
 func testDescription(labels string) Description {

@@ -15,9 +15,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ftrace-stackmap/conformance/initramfs"
-	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
 // Description is what the job's maker knew of its run and LAVA's log does
@@ -80,7 +80,7 @@ func Write(dir string, p *qemutest.Planned, name, url, mem string) (*Files, erro
 			cfg.Args = append(cfg.Args, "-smct.case-lines")
 		}
 		if res.Required {
-			cfg.Args = append(cfg.Args, "-smct.require="+contract.LabelStackmap)
+			cfg.Args = append(cfg.Args, "-smct.require="+report.RequireStackmap.String())
 		}
 		cfg.Job = desc
 		g.Go(func() error {

@@ -5,15 +5,19 @@
 package matrix
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
@@ -22,14 +26,18 @@ import (
 
 // Cell is one images.lock entry on one arch.
 type Cell struct {
-	Entry, Arch string
-	Result      *results.Result
-	Err         error // no verdict
-	Duration    time.Duration
+	Entry    string
+	Arch     arch.Arch // none for a job whose log did not say (lava-results)
+	Result   *results.Result
+	Err      error // no verdict
+	Duration time.Duration
 }
 
 // Name is the cell's directory under the matrix's.
-func (c Cell) Name() string { return c.Entry + "-" + c.Arch }
+func (c Cell) Name() string { return c.Entry + "-" + c.archName() }
+
+// archName is the cell's arch, "?" when unknown.
+func (c Cell) archName() string { return cmp.Or(c.Arch.Name, "?") }
 
 // Code is the cell's exit status, as qemu-test's.
 func (c Cell) Code() int {
@@ -73,7 +81,7 @@ type Options struct {
 	Base     qemutest.Options // all but Arch, Image, ResultsDir and Progress
 	Runner   *qemutest.Runner // makes the cells' runs; nil for one of the matrix's own
 	Entries  []string
-	Arches   []string
+	Arches   arch.List
 	Dir      string // results/matrix-<time>; cell runs go to Dir/<entry>-<arch>/
 	Parallel int    // boots at a time
 	Notes    io.Writer
@@ -121,7 +129,7 @@ func runCell(ctx context.Context, o Options, c *Cell) {
 	ro.Arch, ro.Image = c.Arch, c.Entry
 	ro.BootArgs = append([]string{}, o.Base.BootArgs...)
 	ro.ResultsDir = filepath.Join(o.Dir, c.Name())
-	ro.Progress = progress.Quiet(o.Notes, c.Entry+"/"+c.Arch+": ")
+	ro.Progress = progress.Quiet(o.Notes, c.Entry+"/"+c.Arch.Name+": ")
 	if ro.Lanes == 0 {
 		// The matrix runs cells side by side already: a lane per cell.
 		ro.Lanes = 1
@@ -136,9 +144,29 @@ func runCell(ctx context.Context, o Options, c *Cell) {
 	if c.Err != nil {
 		c.Result.NoVerdict = report.Plain(c.Err.Error())
 	}
-	if _, err := results.Write(c.Result); err != nil {
-		fmt.Fprintf(o.Notes, "%s: writing the reports: %v\n", c.Name(), err)
+	if _, err := results.Write(c.Result); err != nil && c.Err == nil {
+		// A run whose reports are not all there has no verdict to give.
+		c.Err = &qemutest.InfraError{Err: fmt.Errorf("writing the reports: %w", err)}
 	}
+}
+
+// TableFile is the matrix's table in its directory.
+const TableFile = "matrix.txt"
+
+// Report writes the matrix's table (TableFile) and kcidb.json into dir and
+// returns the table with its closing line, and the worst cell's status.
+func Report(dir string, cells []Cell) (string, int, error) {
+	var b strings.Builder
+	b.WriteString("\n")
+	worst := WriteTable(&b, cells)
+	fmt.Fprintf(&b, "\nresults: %s\n%s\n", dir, Totals(cells))
+	if err := os.WriteFile(filepath.Join(dir, TableFile), []byte(b.String()), 0o644); err != nil {
+		return b.String(), 2, err
+	}
+	if err := WriteKCIDB(dir, cells); err != nil {
+		return b.String(), 2, fmt.Errorf("writing %s: %w", results.KCIDBFile, err)
+	}
+	return b.String(), worst, nil
 }
 
 // WriteKCIDB writes the matrix's kcidb.json into dir: the runs of all its
@@ -160,7 +188,7 @@ func WriteKCIDB(dir string, cells []Cell) error {
 
 // Line is a cell's one-line account, printed as it finishes.
 func Line(c Cell) string {
-	line := fmt.Sprintf("%s %s: %s", c.Entry, c.Arch, c.Verdict())
+	line := fmt.Sprintf("%s %s: %s", c.Entry, c.archName(), c.Verdict())
 	if c.Err == nil {
 		p, f, s := c.Totals()
 		line += fmt.Sprintf(" (%d passed, %d failed, %d skipped)", p, f, s)
@@ -178,7 +206,7 @@ func WriteTable(w io.Writer, cells []Cell) (worst int) {
 	fmt.Fprintf(w, "%-*s  %-6s  %-8s  %6s  %6s  %11s  %s\n", width, "entry", "arch", "requires", "passed", "failed", "unsupported", "verdict")
 	for _, c := range cells {
 		p, f, s := c.Totals()
-		fmt.Fprintf(w, "%-*s  %-6s  %-8s  %6d  %6d  %11d  %s\n", width, c.Entry, c.Arch, c.Requires(), p, f, s, c.Verdict())
+		fmt.Fprintf(w, "%-*s  %-6s  %-8s  %6d  %6d  %11d  %s\n", width, c.Entry, c.archName(), c.Requires(), p, f, s, c.Verdict())
 		worst = max(worst, c.Code())
 	}
 	return worst

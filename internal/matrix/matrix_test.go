@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/results"
@@ -28,8 +29,8 @@ func result(classes ...contract.Class) *results.Result {
 
 func TestTableVerdictsAndWorstStatus(t *testing.T) {
 	cells := []Cell{
-		{Entry: "debian-6.12", Arch: "arm64", Result: result(contract.Pass, contract.Unsupported)},
-		{Entry: "debian-6.12", Arch: "x86_64", Result: result(contract.Pass, contract.Fail)},
+		{Entry: "debian-6.12", Arch: arch.MustLookup("arm64"), Result: result(contract.Pass, contract.Unsupported)},
+		{Entry: "debian-6.12", Arch: arch.MustLookup("x86_64"), Result: result(contract.Pass, contract.Fail)},
 	}
 	// What each cell expects of its kernel: the table shows it.
 	cells[0].Result.RequiredWhy = "images.lock: debian-6.12 has_stackmap: false"
@@ -38,7 +39,7 @@ func TestTableVerdictsAndWorstStatus(t *testing.T) {
 	if worst := WriteTable(&b, cells); worst != 1 {
 		t.Errorf("worst = %d, want 1", worst)
 	}
-	cells = append(cells, Cell{Entry: "reference", Arch: "arm64", Err: errors.New("guest kernel panicked\nmore")})
+	cells = append(cells, Cell{Entry: "reference", Arch: arch.MustLookup("arm64"), Err: errors.New("guest kernel panicked\nmore")})
 	b.Reset()
 	if worst := WriteTable(&b, cells); worst != 2 {
 		t.Errorf("worst = %d, want 2", worst)
@@ -60,7 +61,7 @@ func TestTableVerdictsAndWorstStatus(t *testing.T) {
 }
 
 func TestUnresolvedIsNoVerdict(t *testing.T) {
-	c := Cell{Entry: "e", Arch: "arm64", Result: result(contract.Pass, contract.Unresolved)}
+	c := Cell{Entry: "e", Arch: arch.MustLookup("arm64"), Result: result(contract.Pass, contract.Unresolved)}
 	if c.Code() != 2 || c.Verdict() != "NO VERDICT: 1 specs UNRESOLVED" {
 		t.Errorf("code %d verdict %q", c.Code(), c.Verdict())
 	}
@@ -76,11 +77,11 @@ func TestWriteKCIDB(t *testing.T) {
 	for _, a := range []string{"arm64", "x86_64"} {
 		res := result(contract.Pass, contract.Fail)
 		res.Summary.Specs[0].Name, res.Summary.Specs[1].Name = "default.SM-RESET-01", "default.SM-BIN-01"
-		res.Request.Arch, res.Dir, res.Started = a, "results/matrix-x/reference-"+a+"/20261122-164552-"+a, started
+		res.Request.Arch, res.Dir, res.Started = arch.MustLookup(a), "results/matrix-x/reference-"+a+"/20261122-164552-"+a, started
 		res.KernelSHA, res.Origin = strings.Repeat(a[:1], 64), source
-		cells = append(cells, Cell{Entry: "reference", Arch: a, Result: res})
+		cells = append(cells, Cell{Entry: "reference", Arch: arch.MustLookup(a), Result: res})
 	}
-	cells = append(cells, Cell{Entry: "debian-6.1", Arch: "arm64", Err: errors.New("no run directory")})
+	cells = append(cells, Cell{Entry: "debian-6.1", Arch: arch.MustLookup("arm64"), Err: errors.New("no run directory")})
 	dir := t.TempDir()
 	if err := WriteKCIDB(dir, cells); err != nil {
 		t.Fatal(err)

@@ -295,3 +295,22 @@ func dash(ids []string) string {
 	}
 	return strings.Join(ids, " ")
 }
+
+// Select is the faults and variants named in a comma-separated list, in
+// its order; "" is all of them, the faults first, then the variants the
+// contract permits.
+func Select(names string) ([]Fault, error) {
+	all := append(Faults(), Variants()...)
+	if names == "" {
+		return all, nil
+	}
+	var chosen []Fault
+	for _, name := range strings.Split(names, ",") {
+		i := slices.IndexFunc(all, func(f Fault) bool { return f.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("no fault or variant %q (kernel/README.md lists them)", name)
+		}
+		chosen = append(chosen, all[i])
+	}
+	return chosen, nil
+}

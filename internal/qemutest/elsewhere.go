@@ -9,7 +9,6 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/initramfs"
 	"github.com/ftrace-stackmap/conformance/initramfs/guest"
-	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/results"
@@ -118,9 +117,9 @@ func (rn *Runner) Collect(ctx context.Context, o Options, res *results.Result, b
 		return &boot, nil
 	}
 	// The specs each boot selects, listed as Run lists them.
-	a, err := arch.Lookup(o.Arch)
+	a, err := o.arch()
 	if err != nil {
-		return res, &InfraError{Err: err}
+		return res, err
 	}
 	rn.preparing.Lock()
 	bld := initramfs.Builder{ModuleDir: o.ModuleDir, OutDir: filepath.Join(o.ModuleDir, "build", a.Name), Arch: a}

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
-	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
 // NewSeed chooses the order of a run's specs when the user did not:
@@ -46,11 +46,11 @@ func suiteID(dir string) string {
 // says why: REQUIRE= when given, else yes unless images.lock marks the
 // entry as a kernel without the feature (has_stackmap: false). Built
 // entries, posted series and KERNEL= are meant to have it.
-func required(choice, lockFile, entry, source string) (bool, string, error) {
+func required(choice report.Require, lockFile, entry, source string) (bool, string, error) {
 	switch choice {
-	case results.RequireStackmap:
+	case report.RequireStackmap:
 		return true, "REQUIRE=stackmap", nil
-	case results.RequireNone:
+	case report.RequireNone:
 		return false, "REQUIRE=none", nil
 	}
 	if entry == "" {

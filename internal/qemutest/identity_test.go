@@ -9,22 +9,23 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
 func TestRequired(t *testing.T) {
 	lock := "../../images.lock"
 	for _, tc := range []struct {
-		choice, entry, source string
-		want                  bool
-		why                   string
+		choice        report.Require
+		entry, source string
+		want          bool
+		why           string
 	}{
 		{"", "reference", "", true, "default for build entries: IMAGE=reference"},
 		{"", "stackmap-v4", "", true, "default for b4 entries: IMAGE=stackmap-v4"},
 		{"", "", "KERNEL=/tmp/bzImage", true, "default for KERNEL=/tmp/bzImage"},
 		{"", "debian-6.12", "", false, "images.lock marks debian-6.12 has_stackmap: false"},
-		{results.RequireStackmap, "debian-6.12", "", true, "REQUIRE=stackmap"},
-		{results.RequireNone, "reference", "", false, "REQUIRE=none"},
+		{report.RequireStackmap, "debian-6.12", "", true, "REQUIRE=stackmap"},
+		{report.RequireNone, "reference", "", false, "REQUIRE=none"},
 	} {
 		got, why, err := required(tc.choice, lock, tc.entry, tc.source)
 		if err != nil || got != tc.want || !strings.Contains(why, tc.why) {

@@ -53,12 +53,20 @@ func (rn *Runner) prepare(ctx context.Context, o Options, res *results.Result) (
 	return r, nil
 }
 
+// arch is the run's arch: one must be asked for.
+func (o Options) arch() (arch.Arch, error) {
+	if o.Arch.Name == "" {
+		return o.Arch, infra("ARCH=\"\": want one of %v", arch.Names())
+	}
+	return o.Arch, nil
+}
+
 // check refuses what the user asked when the run cannot use it, before
 // anything is installed, fetched, built or booted, and returns the arch.
 func (o Options) check() (arch.Arch, error) {
-	a, err := arch.Lookup(o.Arch)
+	a, err := o.arch()
 	if err != nil {
-		return a, &InfraError{Err: err}
+		return a, err
 	}
 	// ACCEL= against the arch, as if KVM worked: probing KVM runs QEMU,
 	// which may not be installed yet.
@@ -68,7 +76,7 @@ func (o Options) check() (arch.Arch, error) {
 	if _, err := contract.ParseProfile(o.Profile.String()); err != nil {
 		return a, &InfraError{Err: err}
 	}
-	if o.Require != results.RequireAuto && o.Require != results.RequireStackmap && o.Require != results.RequireNone {
+	if o.Require != report.RequireAuto && o.Require != report.RequireStackmap && o.Require != report.RequireNone {
 		return a, infra("REQUIRE=%q: want stackmap, none, or nothing for the kernel's default", o.Require)
 	}
 	if err := repeatedParam(o.BootArgs, o.plans()); err != nil {

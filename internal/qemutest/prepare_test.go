@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 )
 
@@ -18,7 +19,7 @@ func TestCheckRefusesBadInput(t *testing.T) {
 	if runtime.GOARCH == "arm64" {
 		host, foreign = foreign, host
 	}
-	ok := Options{Request: results.Request{Arch: host, Profile: "v4"}}
+	ok := Options{Request: results.Request{Arch: arch.MustLookup(host), Profile: "v4"}}
 	for _, tc := range []struct {
 		name string
 		edit func(o *Options)
@@ -26,9 +27,9 @@ func TestCheckRefusesBadInput(t *testing.T) {
 	}{
 		{"a good run", func(o *Options) {}, ""},
 		{"KVM insisted on, the host's arch: probed later", func(o *Options) { o.Accel = "kvm" }, ""},
-		{"no arch", func(o *Options) { o.Arch = "" }, `ARCH=""`},
+		{"no arch", func(o *Options) { o.Arch = arch.Arch{} }, `ARCH=""`},
 		{"an accel QEMU has not", func(o *Options) { o.Accel = "hvf" }, `ACCEL="hvf": want kvm or tcg`},
-		{"KVM for another arch", func(o *Options) { o.Arch, o.Accel = foreign, "kvm" }, "is not the host's arch"},
+		{"KVM for another arch", func(o *Options) { o.Arch, o.Accel = arch.MustLookup(foreign), "kvm" }, "is not the host's arch"},
 		{"a profile", func(o *Options) { o.Profile = "v9" }, `PROFILE="v9"`},
 		{"a requirement", func(o *Options) { o.Require = "all" }, `REQUIRE="all"`},
 		{"a parameter a boot sets", func(o *Options) { o.BootArgs = []string{"ftrace_stackmap.bits=14"} }, "which boot bits-12 sets itself"},

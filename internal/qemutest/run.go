@@ -121,7 +121,7 @@ func (o Options) start() (*results.Result, error) {
 	for _, plan := range o.plans() {
 		res.Plans = append(res.Plans, plan.Name)
 	}
-	archName := o.Arch
+	archName := o.Arch.Name
 	if archName == "" {
 		archName = "unknown-arch" // a run has one arch, even when not given
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/ftrace-stackmap/conformance/internal/apt"
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/results"
@@ -67,7 +68,7 @@ var (
 // run is a finished x86_64 run of a kernel built from the series.
 func run(specs ...report.Spec) *results.Result {
 	return &results.Result{
-		Request: results.Request{Arch: "x86_64", Image: "stackmap-v2", Profile: contract.ProfileV4, Seed: 7},
+		Request: results.Request{Arch: arch.MustLookup("x86_64"), Image: "stackmap-v2", Profile: contract.ProfileV4, Seed: 7},
 		Entry:   "stackmap-v2",
 		Origin:  kbuild.Origin{Tree: "https://git.example.org/linux.git", Commit: strings.Repeat("ab", 20), Describe: "v6.12", Series: "cover@example.org"},
 		Machine: "QEMU emulator version 7.2.22 -M q35 -cpu qemu64",

@@ -13,7 +13,7 @@ import (
 // FromRun is what a reply says of one qemu-test run.
 func FromRun(res *results.Result) Report {
 	o := res.Request
-	run := Run{Arch: o.Arch, Closing: res.ClosingLine(), Verdict: res.Verdict()}
+	run := Run{Arch: o.Arch.Name, Closing: res.ClosingLine(), Verdict: res.Verdict()}
 	if res.Claims != nil {
 		run.Claims = res.Claims.Sentence()
 	}
@@ -61,7 +61,7 @@ func runWhat(res *results.Result) [][2]string {
 	if res.Summary.Kernel != "" {
 		w = append(w, [2]string{"kernel", res.Summary.Kernel})
 	}
-	w = append(w, [2]string{"arches", res.Request.Arch})
+	w = append(w, [2]string{"arches", res.Request.Arch.Name})
 	if res.Machine != "" {
 		w = append(w, [2]string{"QEMU", res.Machine})
 	}

@@ -30,7 +30,7 @@ func Evidence(res *Result) string {
 	if res.Source != "" { // known once the kernel was found
 		b.WriteString(wrap("image:   ", "         ", res.Source))
 		b.WriteString(wrap("sha256:  ", "         ", res.KernelSHA))
-		b.WriteString(wrap("machine: ", "         ", o.Arch+" on "+res.Machine))
+		b.WriteString(wrap("machine: ", "         ", o.Arch.Name+" on "+res.Machine))
 	}
 	if len(res.Boots) > 0 {
 		b.WriteString(wrap("boots:   ", "         ", boots(res)))

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
@@ -23,7 +24,7 @@ var reference = kbuild.Origin{Package: "linux-source-6.12 6.12.117-1~deb12u1", C
 		{Name: "0002-trace-add-the-stackmap-a-table-of-kernel-stacks-refe.patch", SHA256: strings.Repeat("2", 64)},
 	}}
 
-var opts = Request{Arch: "x86_64", Profile: "v4", Timeout: 5 * time.Minute, Seed: 4242}
+var opts = Request{Arch: arch.MustLookup("x86_64"), Profile: "v4", Timeout: 5 * time.Minute, Seed: 4242}
 
 // result is a run of the given specs: the default boot made, one boot not.
 func result(specs ...report.Spec) *Result {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/dumpcheck"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
@@ -62,7 +63,7 @@ func passingRun() *Result {
 		IDs: []string{"SM-OPT-02"}, Class: contract.Pass}
 	res := result(took(pass, 1200*time.Millisecond), took(warned, 300*time.Millisecond), took(noted, 2500*time.Millisecond),
 		profileSkip, took(option, 800*time.Millisecond))
-	res.Request = Request{Arch: "arm64", Tree: "/src/linux", Profile: "v3", Seed: 1700000001, Timeout: 10 * time.Minute,
+	res.Request = Request{Arch: arch.MustLookup("arm64"), Tree: "/src/linux", Profile: "v3", Seed: 1700000001, Timeout: 10 * time.Minute,
 		FtraceDir: "/src/linux/tools/testing/selftests/ftrace", FtraceMatch: "stackmap/basic"}
 	res.Dir = "results/20261122-164552-arm64"
 	res.Entry, res.Source = "", "TREE=/src/linux (v6.19-rc2-12-g0123456789ab)"
@@ -110,7 +111,7 @@ func failingRun() *Result {
 	res.Summary.Require(contract.LabelStackmap, "default for build entries: IMAGE=reference")
 	res.Required, res.RequiredWhy = true, "default for build entries: IMAGE=reference"
 	res.Request.Labels = "stackmap || baseline && !SM-BOOT-02"
-	res.Request.Require = RequireStackmap
+	res.Request.Require = report.RequireStackmap
 	res.Request.FtraceDir, res.Request.FtraceMatch = "/src/linux/tools/testing/selftests/ftrace", DefaultFtraceMatch
 	res.Suite = "github.com/ftrace-stackmap/conformance v1.2-3-g0123456789ab-dirty"
 	res.Started = started

@@ -18,7 +18,7 @@ const JUnitFile = "junit.xml"
 // fails a testcase "kernel-log" of its class, and the tree's decoder is a
 // testcase "decoder" of the default boot's.
 func JUnit(res *Result) ([]byte, error) {
-	arch := res.Request.Arch
+	arch := res.Request.Arch.Name
 	var more []report.JUnitCase
 	for _, l := range res.KernelLogs {
 		more = append(more, report.JUnitCase{Name: "kernel-log", Classname: arch + "." + l.Boot, Time: "0",

@@ -264,7 +264,7 @@ func sourceLine(res *Result) string {
 func kcidbBuildOf(origin, checkoutID string, res *Result) kcidbBuild {
 	o := res.Origin
 	b := kcidbBuild{CheckoutID: checkoutID, Origin: origin, Comment: res.Source, ConfigName: o.Config, Compiler: o.Compiler, Misc: misc{}}
-	if arch := res.Request.Arch; kcidbArch.MatchString(arch) {
+	if arch := res.Request.Arch.Name; kcidbArch.MatchString(arch) {
 		b.Architecture = arch
 	} else {
 		b.Misc.set("arch", arch) // a run refused for its arch
@@ -278,7 +278,7 @@ func kcidbBuildOf(origin, checkoutID string, res *Result) kcidbBuild {
 	if key == "" {
 		key = runKey(res)
 	}
-	b.ID = origin + ":" + digest(checkoutID, res.Request.Arch, o.Config, o.Compiler, key)
+	b.ID = origin + ":" + digest(checkoutID, res.Request.Arch.Name, o.Config, o.Compiler, key)
 	return b
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/claims"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
@@ -22,13 +23,13 @@ import (
 // before it had a kernel.
 func matrixRuns() []*Result {
 	arm := failingRun()
-	arm.Request.Arch, arm.Dir = "arm64", "results/matrix-20261122-164552/reference-arm64/20261122-164552-arm64"
+	arm.Request.Arch, arm.Dir = arch.MustLookup("arm64"), "results/matrix-20261122-164552/reference-arm64/20261122-164552-arm64"
 	arm.KernelSHA = strings.Repeat("a", 64)
 	arm.Origin.Config, arm.Origin.Compiler = "tinyconfig+common+arm64", "aarch64-linux-gnu-gcc (Debian 12.2.0-14+deb12u1) 12.2.0"
 	x86 := passingRun()
-	x86.Request.Arch, x86.Dir, x86.Entry, x86.Origin = "x86_64", "results/matrix-20261122-164552/reference-x86_64/20261122-164552-x86_64", "reference", reference
+	x86.Request.Arch, x86.Dir, x86.Entry, x86.Origin = arch.MustLookup("x86_64"), "results/matrix-20261122-164552/reference-x86_64/20261122-164552-x86_64", "reference", reference
 	series := passingRun()
-	series.Request.Arch, series.Dir, series.Entry = "x86_64", "results/matrix-20261122-164552/stackmap-v4-x86_64/20261122-164552-x86_64", "stackmap-v4"
+	series.Request.Arch, series.Dir, series.Entry = arch.MustLookup("x86_64"), "results/matrix-20261122-164552/stackmap-v4-x86_64/20261122-164552-x86_64", "stackmap-v4"
 	series.KernelSHA = strings.Repeat("b", 64)
 	series.Origin = kbuild.Origin{Tree: "https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git", Commit: strings.Repeat("d", 40),
 		Describe: "v7.1-rc5", Series: "20260616064119.438063-1-lipengfei28@xiaomi.com", Config: "tinyconfig+common+x86_64",
@@ -38,7 +39,7 @@ func matrixRuns() []*Result {
 	debian.Origin = kbuild.Origin{Package: "linux-image-6.12.117+deb12-cloud-amd64-unsigned 6.12.117-1~deb12u1"}
 	given := result(pass)
 	given.Request.Kernel, given.Source, given.Entry, given.Origin = "/tmp/bzImage", "KERNEL=/tmp/bzImage", "", kbuild.Origin{}
-	refused := &Result{Request: Request{Arch: "riscv"}, Dir: "results/matrix-20261122-164552/reference-riscv/20261122-164552-unknown-arch",
+	refused := &Result{Request: Request{}, Dir: "results/matrix-20261122-164552/reference-riscv/20261122-164552-unknown-arch",
 		Started: started, NoVerdict: "ARCH=riscv: want arm64 or x86_64"}
 	return []*Result{arm, x86, series, debian, given, refused}
 }

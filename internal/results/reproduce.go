@@ -3,6 +3,7 @@
 package results
 
 import (
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"fmt"
 	"regexp"
 	"strings"
@@ -17,7 +18,7 @@ const defaultTimeout = 5 * time.Minute
 func Reproduce(res *Result) string {
 	o := res.Request
 	type opt struct{ makeVar, flag, value string }
-	opts := []opt{{"ARCH", "-arch", o.Arch}}
+	opts := []opt{{"ARCH", "-arch", o.Arch.Name}}
 	switch {
 	case o.Kernel != "":
 		opts = append(opts, opt{"KERNEL", "-kernel", o.Kernel})
@@ -42,8 +43,8 @@ func Reproduce(res *Result) string {
 	if o.Seed != 0 {
 		opts = append(opts, opt{"SEED", "-seed", fmt.Sprint(o.Seed)})
 	}
-	if o.Require != RequireAuto {
-		opts = append(opts, opt{"REQUIRE", "-require-feature", o.Require})
+	if o.Require != report.RequireAuto {
+		opts = append(opts, opt{"REQUIRE", "-require-feature", o.Require.String()})
 	}
 	if o.Timeout != 0 && o.Timeout != defaultTimeout {
 		opts = append(opts, opt{"TIMEOUT", "-timeout", o.Timeout.String()})

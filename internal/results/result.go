@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/claims"
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/dumpcheck"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
@@ -21,7 +22,7 @@ import (
 
 // Request is what the user asked of a run: everything that makes it again.
 type Request struct {
-	Arch     string
+	Arch     arch.Arch // marshalled by its name
 	Kernel   string // a kernel image path; overrides Image
 	Tree     string // a kernel source tree, built here; overrides Image
 	Image    string // an images.lock entry; "" for the lock's default
@@ -39,17 +40,10 @@ type Request struct {
 	// Claims adds the claims plan's boots (CLAIMS=1): measurements of
 	// what the series claims, which never change the verdict.
 	Claims bool
-	// Require is REQUIRE=: "stackmap" fails the run on UNSUPPORTED stackmap
-	// specs, "none" does not, "" decides by the kernel (see Result.Required).
-	Require string
+	// Require is REQUIRE=: whether UNSUPPORTED stackmap specs fail the
+	// run; RequireAuto decides by the kernel (see Result.Required).
+	Require report.Require
 }
-
-// Values of Request.Require.
-const (
-	RequireAuto     = ""
-	RequireStackmap = "stackmap"
-	RequireNone     = "none"
-)
 
 // DefaultFtraceMatch picks the tree's selftests run by FTRACETEST=: those
 // of the feature.
@@ -183,18 +177,14 @@ type BootResult struct {
 	Control bool
 }
 
-// ExitCodeAs is the run's exit status in a convention: "" or "smct", or
-// "kselftest".
-func (r *Result) ExitCodeAs(convention string) int {
-	if convention == report.ExitCodesKselftest {
-		return report.Kselftest(r.ExitCode(), r.Summary)
-	}
-	return r.ExitCode()
+// ExitCodeAs is the run's exit status in a convention.
+func (r *Result) ExitCodeAs(convention report.ExitCodes) int {
+	return convention.Status(r.ExitCode(), r.Summary)
 }
 
 // run is what the reports say of the run besides its specs.
 func (r *Result) run() report.Run {
-	return report.Run{Name: suiteName(r), Arch: r.Request.Arch, Image: r.Source, SHA256: r.KernelSHA, Machine: r.Machine,
+	return report.Run{Name: suiteName(r), Arch: r.Request.Arch.Name, Image: r.Source, SHA256: r.KernelSHA, Machine: r.Machine,
 		Profile: r.Request.Profile, Seed: r.Request.Seed, Suite: r.Suite, Require: requireLine(r), Verdict: r.Verdict(),
 		Started: r.Started, NoVerdict: r.NoVerdict, Plans: r.Plans, Summary: r.Summary}
 }

@@ -31,9 +31,9 @@ func (w *Walk) Reply(profile contract.Profile) reply.Report {
 		seen := map[string]bool{}
 		for k, st := range w.Steps[arch] {
 			switch stepVerdict(st) {
-			case "ok":
+			case OK:
 				p++
-			case "FAIL":
+			case Failed:
 				f++
 				run.Verdict = "FAIL"
 			default:

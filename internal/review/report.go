@@ -93,42 +93,63 @@ func (w *Walk) cell(arch string, k int, id string) string {
 	return s
 }
 
-func stepBuild(st *Step) string {
-	switch {
-	case st.Build == "ok" && st.Cached:
-		return "cached"
-	case st.Build == "ok":
-		return "ok"
-	case strings.HasPrefix(st.Build, "not made"):
-		return "-"
-	}
-	return "FAIL"
+// State is how one part of a step went (its build, its boot, the step as
+// a whole); the table shows it in a word.
+type State int
+
+const (
+	NotMade   State = iota // "-": not made, or nothing to judge
+	OK                     // "ok"
+	Cached                 // "cached": a build found in the cache
+	Failed                 // "FAIL"
+	NoVerdict              // "NOVERD": no verdict to trust
+)
+
+func (s State) String() string {
+	return [...]string{NotMade: "-", OK: "ok", Cached: "cached", Failed: "FAIL", NoVerdict: "NOVERD"}[s]
 }
 
-func stepBoot(st *Step) string {
+// What Step.Build and Step.Boot say of a part that went well, and how
+// Step.Build begins for a part not made.
+const (
+	stepOK  = "ok"
+	notMade = "not made"
+)
+
+func stepBuild(st *Step) State {
 	switch {
-	case st.Boot == "ok" && st.Infra != "":
-		return "NOVERD"
-	case st.Boot == "ok":
-		return "ok"
-	case st.Boot == "" && st.Infra != "":
-		return "NOVERD"
+	case st.Build == stepOK && st.Cached:
+		return Cached
+	case st.Build == stepOK:
+		return OK
+	case strings.HasPrefix(st.Build, notMade):
+		return NotMade
+	}
+	return Failed
+}
+
+func stepBoot(st *Step) State {
+	switch {
+	case st.Infra != "" && (st.Boot == stepOK || st.Boot == ""):
+		return NoVerdict
+	case st.Boot == stepOK:
+		return OK
 	case st.Boot == "":
-		return "-"
+		return NotMade
 	}
-	return "FAIL"
+	return Failed
 }
 
-func stepVerdict(st *Step) string {
+func stepVerdict(st *Step) State {
 	switch {
 	case len(st.Problems) > 0:
-		return "FAIL"
+		return Failed
 	case st.Infra != "":
-		return "NOVERD"
+		return NoVerdict
 	case st.Classes == nil:
-		return "-"
+		return NotMade
 	}
-	return "ok"
+	return OK
 }
 
 // Text is series.txt: the per-patch table, fit for a mail.
@@ -151,8 +172,8 @@ func (w *Walk) Text() string {
 			b.WriteString(strings.TrimRight(line, " ") + "\n")
 		}
 		row(arch, func(k int) string { return fmt.Sprintf("%d/%d", k, n) })
-		row("build", func(k int) string { return stepBuild(steps[k]) })
-		row("boot", func(k int) string { return stepBoot(steps[k]) })
+		row("build", func(k int) string { return stepBuild(steps[k]).String() })
+		row("boot", func(k int) string { return stepBoot(steps[k]).String() })
 		row("time", func(k int) string { return steps[k].Wall.Round(time.Second).String() })
 		row("warnings", func(k int) string {
 			if k == 0 || !steps[k].built {
@@ -166,7 +187,7 @@ func (w *Walk) Text() string {
 		for _, id := range w.ids(arch) {
 			row(id, func(k int) string { return w.cell(arch, k, id) })
 		}
-		row("verdict", func(k int) string { return stepVerdict(steps[k]) })
+		row("verdict", func(k int) string { return stepVerdict(steps[k]).String() })
 	}
 	b.WriteString("\n* the patch of that column changed the requirement's result\n")
 	if ch := w.changes(); ch != "" {
@@ -301,10 +322,10 @@ func (w *Walk) KTAP() string {
 func stepKTAP(k *report.KTAP, st *Step, ids []string) {
 	test := func(name string, c contract.Class, reason string) { k.Class(st.Arch+"."+name, c, false, reason) }
 	switch stepBuild(st) {
-	case "-":
+	case NotMade:
 		test("build", contract.Unsupported, "not made: an earlier patch does not apply")
 		return
-	case "FAIL":
+	case Failed:
 		test("build", contract.Fail, "")
 	default:
 		test("build", contract.Pass, "")
@@ -312,7 +333,7 @@ func stepKTAP(k *report.KTAP, st *Step, ids []string) {
 	if st.Boot == "" && st.Infra == "" {
 		return
 	}
-	test("boot", passIf(st.Boot == "ok"), "")
+	test("boot", passIf(st.Boot == stepOK), "")
 	if st.Infra != "" {
 		test("suite", contract.Unresolved, st.Infra)
 		return
@@ -419,9 +440,9 @@ func (w *Walk) Counts() (passed, failed, skipped int) {
 	for _, arch := range w.Arches {
 		for _, st := range w.Steps[arch] {
 			switch stepVerdict(st) {
-			case "ok":
+			case OK:
 				passed++
-			case "FAIL":
+			case Failed:
 				failed++
 			default:
 				skipped++

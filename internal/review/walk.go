@@ -6,12 +6,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/textlines"
 
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
 	"github.com/ftrace-stackmap/conformance/internal/claims"
@@ -65,7 +67,7 @@ type Walk struct {
 // Walker walks series; Options is the template of every prefix's run.
 type Walker struct {
 	Options qemutest.Options
-	Arches  []string
+	Arches  arch.List
 	Log     func(format string, args ...any) // progress, one line each
 }
 
@@ -74,7 +76,7 @@ type Walker struct {
 // one build directory per arch, reused from prefix to prefix, so a patch
 // costs what it changes. Reports go under dir.
 func (w Walker) Walk(ctx context.Context, s Series, tree, dir string) (*Walk, error) {
-	walk := &Walk{Series: s, Tree: tree, Arches: w.Arches, Steps: map[string][]*Step{}, Dir: dir, Started: time.Now()}
+	walk := &Walk{Series: s, Tree: tree, Arches: strings.Split(w.Arches.String(), ","), Steps: map[string][]*Step{}, Dir: dir, Started: time.Now()}
 	commit, err := gitOut(tree, "rev-parse", "--verify", s.Base+"^{commit}")
 	if err != nil {
 		return nil, fmt.Errorf("TREE=%s has no revision %s: %v", tree, s.Base, err)
@@ -99,7 +101,8 @@ func (w Walker) Walk(ctx context.Context, s Series, tree, dir string) (*Walk, er
 			applyErr = apply(src, s.Patches[k-1])
 			applied = applyErr == nil
 		}
-		for _, arch := range w.Arches {
+		for _, a := range w.Arches {
+			arch := a.Name
 			st := &Step{K: k, Arch: arch}
 			walk.Steps[arch] = append(walk.Steps[arch], st)
 			switch {
@@ -108,11 +111,11 @@ func (w Walker) Walk(ctx context.Context, s Series, tree, dir string) (*Walk, er
 				st.Problems = append(st.Problems, fmt.Sprintf("patch %d/%d does not apply: %v", k, n, applyErr))
 				continue
 			case !applied:
-				st.Build = "not made: an earlier patch does not apply"
+				st.Build = notMade + ": an earlier patch does not apply"
 				continue
 			}
 			w.logf("%s %d/%d %s", arch, k, n, subjectOf(s, k))
-			if err := w.step(ctx, st, src, filepath.Join(dir, fmt.Sprintf("%s-%dof%d", arch, k, n)), k == n); err != nil {
+			if err := w.step(ctx, st, a, src, filepath.Join(dir, fmt.Sprintf("%s-%dof%d", arch, k, n)), k == n); err != nil {
 				return walk, err
 			}
 			if k > 0 && st.built {
@@ -120,7 +123,7 @@ func (w Walker) Walk(ctx context.Context, s Series, tree, dir string) (*Walk, er
 			}
 		}
 	}
-	for _, arch := range w.Arches {
+	for _, arch := range walk.Arches {
 		judge(walk.Steps[arch], n)
 	}
 	walk.Wall = time.Since(walk.Started)
@@ -142,13 +145,13 @@ func subjectOf(s Series, k int) string {
 
 // step builds and runs the suite on one prefix; it fails only when the
 // walk itself cannot go on (interrupted).
-func (w Walker) step(ctx context.Context, st *Step, src, resultsDir string, whole bool) error {
+func (w Walker) step(ctx context.Context, st *Step, a arch.Arch, src, resultsDir string, whole bool) error {
 	o := w.Options
 	o.Claims = o.Claims && whole
-	o.Arch, o.Tree, o.Kernel, o.Image = st.Arch, src, "", ""
+	o.Arch, o.Tree, o.Kernel, o.Image = a, src, "", ""
 	// The feature is absent before the series brings it: the walk, not
 	// each run, judges where it must be (judge).
-	o.Require = results.RequireNone
+	o.Require = report.RequireNone
 	o.ResultsDir = resultsDir
 	start := time.Now()
 	res, err := qemutest.Run(ctx, o)
@@ -173,19 +176,19 @@ func (w Walker) step(ctx context.Context, st *Step, src, resultsDir string, whol
 		st.Problems = append(st.Problems, "does not build: "+st.Build)
 		return nil
 	case errors.As(err, &died):
-		st.Build = "ok"
+		st.Build = stepOK
 		st.Boot = report.OneLine(died.How)
 		st.Problems = append(st.Problems, "does not boot: "+st.Boot)
 		return nil
 	case err != nil:
-		st.Build = "not made: no verdict before the kernel was ready"
+		st.Build = notMade + ": no verdict before the kernel was ready"
 		if res != nil && res.Kernel != "" {
-			st.Build = "ok"
+			st.Build = stepOK
 		}
 		st.Infra = report.OneLine(err.Error())
 		return nil
 	}
-	st.Build, st.Boot = "ok", "ok"
+	st.Build, st.Boot = stepOK, stepOK
 	st.Uname = res.Summary.Kernel
 	st.Claims = res.Claims
 	st.Classes, st.Reasons = map[string]contract.Class{}, map[string]string{}

@@ -284,6 +284,25 @@ func (l *Lock) Entry(name string) (*Entry, error) {
 	return nil, fmt.Errorf("images.lock has no entry %q (have: %v)", name, names)
 }
 
+// Names checks a comma-separated list of entries against the lock; ""
+// is every entry, in the lock's order.
+func (l *Lock) Names(list string) ([]string, error) {
+	if list == "" {
+		var all []string
+		for _, e := range l.Entries {
+			all = append(all, e.Name)
+		}
+		return all, nil
+	}
+	names := strings.Split(list, ",")
+	for _, n := range names {
+		if _, err := l.Entry(n); err != nil {
+			return nil, err
+		}
+	}
+	return names, nil
+}
+
 // ErrHashMismatch says a download or an extracted image is not what the lock pinned.
 var ErrHashMismatch = errors.New("hash mismatch")
 

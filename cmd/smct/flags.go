@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/qemutest"
+	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
+)
+
+// request is what a command line asked for, parsed and checked once at
+// the door: the groups fill it, each command adds its own flags.
+type request struct {
+	run       qemutest.Options
+	arches    arch.List // -arches
+	exitCodes report.ExitCodes
+	args      []string // after the flags, for a command that takes them
+}
+
+// group is flags several commands share, as kunit.py shares its build,
+// exec and parse options: each is declared here once.
+type group struct {
+	name string
+	add  func(fs *flag.FlagSet, r *request)
+	// check refuses values that cannot go together, once fs is parsed.
+	check func(r *request) error
+}
+
+var (
+	// archGroup is the one arch of a run.
+	archGroup = group{name: "arch", add: func(fs *flag.FlagSet, r *request) {
+		fs.Var(&r.run.Arch, "arch", "arm64 or x86_64")
+	}, check: func(r *request) error {
+		if r.run.Arch.Name == "" {
+			return fmt.Errorf("ARCH=\"\": want one of %v", arch.Names())
+		}
+		return nil
+	}}
+
+	// anyArchGroup is -arch for a command that may not need one.
+	anyArchGroup = group{name: "arch", add: archGroup.add}
+
+	// archesGroup is the arches of a command that makes several runs.
+	archesGroup = group{name: "arches", add: func(fs *flag.FlagSet, r *request) {
+		r.arches = arch.All()
+		fs.Var(&r.arches, "arches", "comma-separated arches")
+	}}
+
+	// kernelGroup chooses the kernel: a file, a tree built here, or a
+	// lock entry.
+	kernelGroup = group{name: "kernel", add: func(fs *flag.FlagSet, r *request) {
+		o := &r.run
+		fs.Var((*userPath)(&o.Kernel), "kernel", "kernel image to boot (overrides -image)")
+		fs.Var((*userPath)(&o.Tree), "tree", "kernel source tree to build with the suite's config fragments and boot (overrides -image)")
+		fs.StringVar(&o.Image, "image", o.Image, "images.lock entry to boot (default: the lock's default)")
+	}}
+
+	// buildGroup is how kernels are found and built here.
+	buildGroup = group{name: "build", add: func(fs *flag.FlagSet, r *request) {
+		fs.Var((*userPath)(&r.run.LockFile), "lock", "the image lock file (default: the project's images.lock)")
+		fs.IntVar(&r.run.Jobs, "jobs", 0, "make -j for a kernel built here (default: one per CPU)")
+	}}
+
+	// profileGroup is the version of the contract the kernel is held to.
+	profileGroup = group{name: "profile", add: func(fs *flag.FlagSet, r *request) {
+		r.run.Profile = contract.ProfileV4
+		fs.Var(&r.run.Profile, "profile", "contract profile: v4 or v3")
+	}}
+
+	// specGroup is which specs run, in which order.
+	specGroup = group{name: "spec", add: func(fs *flag.FlagSet, r *request) {
+		fs.StringVar(&r.run.Labels, "labels", "", "Ginkgo label filter, e.g. 'SM-RESET-01 || baseline'")
+		fs.Var((*seed)(&r.run.Seed), "seed", "Ginkgo's random seed for the spec order (default: chosen per run, printed)")
+	}}
+
+	// requireGroup is whether a kernel without the feature fails the run.
+	requireGroup = group{name: "require", add: func(fs *flag.FlagSet, r *request) {
+		fs.Var(&r.run.Require, "require-feature", report.RequireUsage)
+	}}
+
+	// bootGroup is how each boot is made, here or in a lab.
+	bootGroup = group{name: "boot", add: func(fs *flag.FlagSet, r *request) {
+		o := &r.run
+		fs.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "limit for each boot")
+		fs.StringVar(&o.Accel, "accel", "", "kvm or tcg (default: kvm when /dev/kvm works and the guest is the host's arch)")
+		fs.StringVar(&o.CPU, "cpu", "", "QEMU -cpu instead of the machine's (e.g. max: pointer authentication on arm64)")
+		fs.StringVar(&o.Mem, "mem", "", "QEMU -m, megabytes (default 512)")
+		fs.Var((*words)(&o.BootArgs), "append", "extra kernel command line words (a fault switch of the reference kernel, say)")
+	}}
+
+	// hereGroup is how boots are made on this machine.
+	hereGroup = group{name: "here", add: func(fs *flag.FlagSet, r *request) {
+		o := &r.run
+		fs.Var((*words)(&o.QEMUOpts), "qemu-opts", "more QEMU options, added to every boot")
+		fs.BoolVar(&o.Keep, "keep", false, "keep each boot's initramfs and a rerun.sh that boots it again")
+		fs.IntVar(&o.Lanes, "lanes", 0, "boots made at a time (default: one per CPU, as memory allows)")
+	}}
+
+	// resultsGroup is where run directories go.
+	resultsGroup = group{name: "results", add: func(fs *flag.FlagSet, r *request) {
+		fs.Var((*userPath)(&r.run.ResultsDir), "results", "where run directories go (default: the project's results/)")
+	}}
+
+	// exitGroup is the exit status convention of a command with a verdict.
+	exitGroup = group{name: "exit", add: func(fs *flag.FlagSet, r *request) {
+		fs.Var(&r.exitCodes, "exit-codes", report.ExitCodesUsage)
+	}}
+)
+
+// runGroups are the groups of a command that makes a run here.
+var runGroups = []group{archGroup, kernelGroup, buildGroup, profileGroup, specGroup, requireGroup, bootGroup, hereGroup, resultsGroup}
+
+// userPath is a path the user typed: absolute from where the user stands,
+// as any command line tool reads it. Paths left at their defaults are the
+// project's (workplace).
+type userPath string
+
+func (p *userPath) String() string { return string(*p) }
+
+func (p *userPath) Set(v string) error {
+	if v == "" {
+		*p = "" // a make variable left empty
+		return nil
+	}
+	abs, err := filepath.Abs(v)
+	*p = userPath(abs)
+	return err
+}
+
+// seriesArg is a series as make review takes it: an mbox (a path, made
+// absolute as userPath does), a message-id or a git range (kept as given).
+type seriesArg string
+
+func (s *seriesArg) String() string { return string(*s) }
+
+func (s *seriesArg) Set(v string) error {
+	if _, err := os.Stat(v); err == nil {
+		return (*userPath)(s).Set(v)
+	}
+	*s = seriesArg(v)
+	return nil
+}
+
+// words is a list of words given as one string (QEMU_OPTS=, -append).
+type words []string
+
+func (w *words) String() string { return strings.Join(*w, " ") }
+
+func (w *words) Set(v string) error {
+	*w = strings.Fields(v)
+	return nil
+}
+
+// seed is Ginkgo's seed: positive, or "" (SEED= left empty) to choose one.
+type seed int64
+
+func (s *seed) String() string { return strconv.FormatInt(int64(*s), 10) }
+
+func (s *seed) Set(v string) error {
+	if v == "" {
+		return nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return fmt.Errorf("want a positive number")
+	}
+	*s = seed(n)
+	return nil
+}
+
+// workplace fills in where the project and the cache are, and the
+// project's files for paths left at their defaults.
+func workplace(o *qemutest.Options) error {
+	var err error
+	if o.ModuleDir, err = moduleDir(); err != nil {
+		return err
+	}
+	o.CacheDir = cacheDir()
+	if o.LockFile == "" {
+		o.LockFile = filepath.Join(o.ModuleDir, "images.lock")
+	}
+	if o.ResultsDir == "" {
+		o.ResultsDir = filepath.Join(o.ModuleDir, "results")
+	}
+	return nil
+}
+
+// newRunDir makes the directory of a command's own run (a matrix's, a
+// walk's) under o.ResultsDir, and points latest at it.
+func newRunDir(o qemutest.Options, kind, archName string) (string, error) {
+	return results.NewRunDir(o.ResultsDir, kind, archName)
+}
