@@ -126,7 +126,38 @@ func (c command) flagSet(r *request) (*flag.FlagSet, func(context.Context, *requ
 	for _, g := range c.groups {
 		g.add(fs, r)
 	}
-	return fs, c.flags(fs, r)
+	run := c.flags(fs, r)
+	fs.Usage = func() { c.help(fs) }
+	return fs, run
+}
+
+// help describes the command's flags, group by group, then its own.
+func (c command) help(fs *flag.FlagSet) {
+	w := fs.Output()
+	fmt.Fprintf(w, "usage: smct %s [FLAGS]\n  %s\n", c.name, c.about)
+	printFlag := func(f *flag.Flag) {
+		fmt.Fprintf(w, "  -%s\n    \t%s", f.Name, f.Usage)
+		if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "false" {
+			fmt.Fprintf(w, " (default %q)", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	}
+	grouped := map[string]bool{}
+	for _, g := range c.groups {
+		fmt.Fprintf(w, "\n[%s] flags:\n", g.name)
+		gs := flag.NewFlagSet("", flag.ContinueOnError)
+		g.add(gs, new(request))
+		gs.VisitAll(func(f *flag.Flag) {
+			grouped[f.Name] = true
+			printFlag(fs.Lookup(f.Name))
+		})
+	}
+	fmt.Fprintf(w, "\n%s's own flags:\n", c.name)
+	fs.VisitAll(func(f *flag.Flag) {
+		if !grouped[f.Name] {
+			printFlag(f)
+		}
+	})
 }
 
 // refuse ends a command line that cannot run. For qemu-test,
@@ -179,7 +210,7 @@ func usage() string {
 			g.add(gs, new(request))
 			var names []string
 			gs.VisitAll(func(f *flag.Flag) { names = append(names, "-"+f.Name) })
-			fmt.Fprintf(&b, "  %-8s %s\n", "["+g.name+"]", strings.Join(names, " "))
+			fmt.Fprintf(&b, "  %-10s %s\n", "["+g.name+"]", strings.Join(names, " "))
 		}
 	}
 	b.WriteString("\nsmct COMMAND -h describes each flag.\n")
