@@ -5,12 +5,12 @@ package main
 import (
 	"flag"
 	"fmt"
-	"github.com/ftrace-stackmap/conformance/internal/kernels"
 	"io"
 	"path/filepath"
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/kernels"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/progress"

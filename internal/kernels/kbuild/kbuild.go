@@ -12,7 +12,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"io"
 	"os"
 	"os/exec"
@@ -22,12 +21,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ftrace-stackmap/conformance/internal/apt"
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
-	"github.com/ftrace-stackmap/conformance/internal/progress"
-
-	"github.com/ftrace-stackmap/conformance/internal/apt"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
+	"github.com/ftrace-stackmap/conformance/internal/progress"
+	"github.com/ftrace-stackmap/conformance/internal/textlines"
 )
 
 // SourcePackage is the Debian package whose tarball is built.
