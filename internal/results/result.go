@@ -14,7 +14,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/dumpcheck"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
-	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/korigin"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
@@ -65,7 +65,7 @@ type Result struct {
 	KernelSHA string
 	// Origin is what the kernel was made from, as far as the run learnt
 	// it: the source and build that kcidb.json describes.
-	Origin kbuild.Origin
+	Origin korigin.Origin
 	// KernelCached says a kernel built here came from the cache.
 	KernelCached bool
 	KernelTime   time.Duration // finding, fetching or building the kernel

@@ -60,6 +60,9 @@ var fences = []fence{
 		mayNot: []string{"github.com/onsi/ginkgo/v2/..."},
 		why:    "the guest's init only runs the suite and sends its reports"},
 	{binary: module + "/initramfs/poweroff", guest: true, why: "the bare boot's program only powers off"},
+	// Not a binary, but linked by every command that writes a run's reports.
+	{binary: module + "/internal/results", mayNot: []string{module + "/internal/kernels/kbuild"},
+		why: "the reports need what a kernel was made from (korigin), not its builder"},
 }
 
 // forbids says whether rule keeps pkg out.
