@@ -20,7 +20,8 @@
 #   make lava-results LOG=<lava-run's stderr or a LAVA server's job log>...
 #                      LAVA's log of a job judged as a run here: same reports, verdict and exit status
 #   make matrix LAVA=1 [LAVA_URL=]  the matrix's LAVA jobs instead of its runs
-#   make test          unit tests and end-to-end boots of both arches
+#   make test          imports checked, unit tests and end-to-end boots of both arches
+#   make fmt           group every file's imports as the check wants them
 #
 # Exit status of qemu-test: 0 no spec failed, 1 a spec failed, 2 no verdict;
 # with EXIT_CODES=kselftest 0 pass, 1 fail, 4 all skipped, 5 no verdict.
@@ -68,7 +69,7 @@ LAVA    ?=
 LAVA_URL ?=
 CLAIMS  ?=
 
-.PHONY: go-check qemu-test claims kernel mutants stress matrix bench review reply lava-job lava-results test unit-test smct clean
+.PHONY: go-check imports-check fmt qemu-test claims kernel mutants stress matrix bench review reply lava-job lava-results test unit-test smct clean
 
 # Go and the version go.mod asks for, checked before anything else: a
 # fresh machine may have neither, and Go's own message would not say how.
@@ -146,9 +147,24 @@ review: smct
 # and live mode on this machine (test/live) run when SMCT_E2E=1 and
 # SMCT_LIVE=1 ask for them, and the suite binary (suites) only in the guest
 # or with a label filter (live mode).
-test: go-check
+test: go-check imports-check
 	$(GO) vet ./...
 	SMCT_E2E=1 SMCT_LIVE=1 $(GO) test -count=1 -timeout 60m ./...
+
+# Imports in three groups, standard library, others, then this module's,
+# as goimports -local writes them. goimports is go.mod's tool, pinned there:
+# nothing to install.
+MODULE    := github.com/ftrace-stackmap/conformance
+GOIMPORTS  = $(GO) tool goimports -local $(MODULE)
+imports-check: go-check
+	@files=$$($(GOIMPORTS) -l .) || exit 2; \
+	if [ -n "$$files" ]; then \
+		echo "imports not grouped as goimports -local $(MODULE) writes them:" >&2; \
+		echo "$$files" | sed 's/^/  /' >&2; \
+		echo "fix: make fmt (a moved import may land in a group of its own: join it to its kind's)" >&2; exit 1; fi
+
+fmt: go-check
+	$(GOIMPORTS) -w .
 
 unit-test:
 	$(GO) test -count=1 ./...

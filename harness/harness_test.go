@@ -5,7 +5,6 @@ package harness
 import (
 	"context"
 	"errors"
-	"github.com/onsi/ginkgo/v2/types"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,10 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onsi/ginkgo/v2/types"
+	"golang.org/x/sys/unix"
+
 	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
-
-	"golang.org/x/sys/unix"
 )
 
 // fakeTraceFS lays out regular files shaped like a tracefs root.

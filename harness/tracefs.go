@@ -100,9 +100,10 @@ func (t *TraceFS) ReadTrimmed(node string) (string, error) {
 	return strings.TrimRight(s, "\n"), err
 }
 
-// Write writes value in a single write(2) without truncating or appending,
-// as `echo value > node` would with O_TRUNC for files that honour it. The
-// returned error wraps the errno (errors.Is(err, unix.EBUSY)).
+// Write writes value in a single write(2) to the node opened with O_TRUNC,
+// as `echo value > node` does: a file that honours O_TRUNC (trace,
+// set_event) is emptied first. The returned error wraps the errno
+// (errors.Is(err, unix.EBUSY)).
 func (t *TraceFS) Write(node, value string) error {
 	_, err := t.WriteBytes(node, []byte(value), os.O_TRUNC)
 	return err
@@ -115,7 +116,8 @@ func (t *TraceFS) Append(node, value string) error {
 	return err
 }
 
-// WriteBytes performs exactly one write(2) of b, even when b is empty, and
+// WriteBytes performs exactly one write(2) of b, even when b is empty, to
+// the node opened write-only with flag (os.O_TRUNC, os.O_APPEND or 0), and
 // returns the count the kernel reported.
 func (t *TraceFS) WriteBytes(node string, b []byte, flag int) (int, error) {
 	if !t.restorer {

@@ -3,8 +3,6 @@
 package initramfs
 
 import (
-	"github.com/ftrace-stackmap/conformance/internal/arch"
-
 	"bytes"
 	"context"
 	"io"
@@ -14,8 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	"github.com/u-root/u-root/pkg/cpio"
+
+	"github.com/ftrace-stackmap/conformance/initramfs/guest"
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 )
 
 func TestBuildWritesTheGuestAndSkipsWhenUnchanged(t *testing.T) {

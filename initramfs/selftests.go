@@ -11,8 +11,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	"github.com/u-root/u-root/pkg/cpio"
+
+	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 )
 
 // FtraceTests returns the .tc files under dir/test.d whose path contains

@@ -8,12 +8,13 @@ package apt
 import (
 	"bytes"
 	"fmt"
-	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"io"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
+
+	"github.com/ftrace-stackmap/conformance/internal/textlines"
 )
 
 // aptArches lets apt see arm64 packages on an amd64 host (and the reverse)

@@ -8,10 +8,11 @@ package ftracetest
 
 import (
 	"fmt"
-	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/ftrace-stackmap/conformance/internal/textlines"
 )
 
 // Case is one selftest's verdict.

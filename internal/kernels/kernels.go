@@ -16,6 +16,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kimage"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/korigin"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 )
 
@@ -43,7 +44,7 @@ type Kernel struct {
 	Reference bool              // the reference kernel built from kernel/ (it has the profile switch)
 	Tree      *kbuild.TreeState // the source tree it was built from, for TREE=
 	Cached    bool              // built here before: found in the cache
-	Origin    kbuild.Origin     // what it was made from, as far as known
+	Origin    korigin.Origin    // what it was made from, as far as known
 }
 
 // Resolve finds, fetches or builds the kernel, and checks it can boot.
@@ -118,7 +119,7 @@ func (r Request) kernel() (*Kernel, error) {
 	}
 	a := e.Arches[r.Arch.Name]
 	return &Kernel{Path: path, Source: fmt.Sprintf("IMAGE=%s (%s %s)", e.Name, a.Package, a.Version), Entry: e.Name,
-		Origin: kbuild.Origin{Package: a.Package + " " + a.Version}}, nil
+		Origin: korigin.Origin{Package: a.Package + " " + a.Version}}, nil
 }
 
 // buildKernel builds (or finds in the cache) a build or b4 entry's kernel,

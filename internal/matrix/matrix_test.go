@@ -13,7 +13,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
-	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/korigin"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/internal/results/kcidbschema"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
@@ -72,7 +72,7 @@ func TestUnresolvedIsNoVerdict(t *testing.T) {
 func TestWriteKCIDB(t *testing.T) {
 	t.Setenv(results.KCIDBOriginEnv, "lab_1")
 	started := time.Date(2026, 11, 22, 16, 45, 52, 0, time.UTC)
-	source := kbuild.Origin{Package: "linux-source-6.12 6.12.117-1~deb12u1", Config: "tinyconfig+common"}
+	source := korigin.Origin{Package: "linux-source-6.12 6.12.117-1~deb12u1", Config: "tinyconfig+common"}
 	var cells []Cell
 	for _, a := range []string{"arm64", "x86_64"} {
 		res := result(contract.Pass, contract.Fail)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -84,6 +85,68 @@ func TestFaultsMatchTheKernel(t *testing.T) {
 	for _, m := range names {
 		if !seen[m[1]] {
 			t.Errorf("kernel switch %s is not in mutants.Faults() or Variants()", m[1])
+		}
+	}
+}
+
+// planIDs are the requirements a plan's label filter names: a boot of
+// those requirements' specs alone.
+func planIDs(p contract.BootPlan) []string {
+	return contract.IDsOf(strings.FieldsFunc(p.Labels, func(r rune) bool { return strings.ContainsRune(" !&|(),", r) }))
+}
+
+// A fault boots only the plans it names (Run sets Options.Boots): a name
+// no plan has, an opt-in plan, or a plan whose specs are another
+// requirement's boots nothing that can catch it.
+func TestFaultBootsArePlans(t *testing.T) {
+	plans := map[string]contract.BootPlan{}
+	only := map[string][]string{} // requirement -> the plans that alone run its specs
+	for _, p := range contract.Plans() {
+		plans[p.Name] = p
+		for _, id := range planIDs(p) {
+			only[id] = append(only[id], p.Name)
+		}
+	}
+	for _, f := range Faults() {
+		if len(f.Boots) == 0 {
+			t.Errorf("fault %s names no boot", f.Name)
+		}
+		for _, b := range f.Boots {
+			p, ok := plans[b]
+			switch {
+			case !ok:
+				t.Errorf("fault %s: no boot plan %q in contract.Plans()", f.Name, b)
+			case p.OptIn:
+				t.Errorf("fault %s: boot %s is opt-in: a run makes it only when LABELS= asks", f.Name, b)
+			case len(planIDs(p)) > 0 && !slices.Contains(planIDs(p), f.Want()):
+				t.Errorf("fault %s: boot %s runs the specs of %v only, not %s's", f.Name, b, planIDs(p), f.Want())
+			case len(only[f.Want()]) > 0 && !slices.Contains(only[f.Want()], b):
+				t.Errorf("fault %s: %s's specs run in boots %v only, not in %s", f.Name, f.Want(), only[f.Want()], b)
+			}
+		}
+	}
+	for _, v := range Variants() {
+		if len(v.Boots) > 0 {
+			t.Errorf("variant %s names boots %v: a variant boots every plan", v.Name, v.Boots)
+		}
+	}
+}
+
+// What the table names is in the contract: every clause in CONTRACT.md,
+// every echo a requirement other than the fault's own.
+func TestFaultsNameTheContract(t *testing.T) {
+	doc, err := os.ReadFile("../../CONTRACT.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append(Faults(), Variants()...) {
+		if !strings.Contains(string(doc), "\n- ["+f.Clause+"] ") {
+			t.Errorf("%s: clause %q is not in CONTRACT.md", f.Name, f.Clause)
+		}
+		for _, id := range f.Echoes {
+			if _, ok := contract.Requirements[id]; !ok || id == f.Want() {
+				t.Errorf("fault %s: echo %s is not another requirement of the contract", f.Name, id)
+			}
 		}
 	}
 }

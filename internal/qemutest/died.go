@@ -5,7 +5,6 @@ package qemutest
 import (
 	"context"
 	"fmt"
-	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"os"
 	"regexp"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
 

@@ -5,7 +5,6 @@ package qemutest
 import (
 	"context"
 	"errors"
-	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"os"
 	"path/filepath"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
 

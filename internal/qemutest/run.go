@@ -27,7 +27,7 @@ import (
 // Options are the user's choices for one run and where it works.
 type Options struct {
 	results.Request
-	Boots      []string // boot plans to make; all when empty
+	Boots      []string // boot plans to make; all when empty (an opt-in one only when Labels asks for it)
 	ModuleDir  string   // the project's root
 	LockFile   string
 	CacheDir   string
@@ -57,9 +57,9 @@ func infra(format string, args ...any) error {
 	return &InfraError{Err: fmt.Errorf(format, args...)}
 }
 
-// failed is an InfraError of a step, keeping its cause. A run whose context
-// was cancelled (SIGINT, SIGTERM) fails its step for that reason alone, and
-// says so instead of blaming the kernel or QEMU.
+// failed is an InfraError of a step, wrapping its cause. It does not ask
+// why the step failed: of a run cut short by SIGINT or SIGTERM, smct sees
+// its own context cancelled and reports the run interrupted instead.
 func failed(step string, err error) error {
 	return &InfraError{Err: fmt.Errorf("%s: %w", step, err)}
 }

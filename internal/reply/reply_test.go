@@ -16,7 +16,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/apt"
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
-	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/korigin"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
@@ -70,7 +70,7 @@ func run(specs ...report.Spec) *results.Result {
 	return &results.Result{
 		Request: results.Request{Arch: arch.MustLookup("x86_64"), Image: "stackmap-v2", Profile: contract.ProfileV4, Seed: 7},
 		Entry:   "stackmap-v2",
-		Origin:  kbuild.Origin{Tree: "https://git.example.org/linux.git", Commit: strings.Repeat("ab", 20), Describe: "v6.12", Series: "cover@example.org"},
+		Origin:  korigin.Origin{Tree: "https://git.example.org/linux.git", Commit: strings.Repeat("ab", 20), Describe: "v6.12", Series: "cover@example.org"},
 		Machine: "QEMU emulator version 7.2.22 -M q35 -cpu qemu64",
 		Summary: report.Summary{Specs: specs, Succeeded: true, Kernel: "6.12.0-stackmap #1 SMP x86_64"},
 	}

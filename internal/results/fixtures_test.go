@@ -8,7 +8,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
-	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/korigin"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
@@ -17,9 +17,9 @@ const sha = "391d229a7c641821b7414d001c090043d977e11daf865362d36ea832ccf0dd69"
 
 // reference is where the reference kernel comes from: Debian's source
 // and the project's patches.
-var reference = kbuild.Origin{Package: "linux-source-6.12 6.12.117-1~deb12u1", Config: "tinyconfig+common+x86_64",
+var reference = korigin.Origin{Package: "linux-source-6.12 6.12.117-1~deb12u1", Config: "tinyconfig+common+x86_64",
 	Compiler: "x86_64-linux-gnu-gcc (Debian 12.2.0-14+deb12u1) 12.2.0",
-	Patches: []kbuild.Patch{
+	Patches: []korigin.Patch{
 		{Name: "0001-trace-add-the-TRACE_STACK_ID-ring-buffer-entry.patch", SHA256: strings.Repeat("1", 64)},
 		{Name: "0002-trace-add-the-stackmap-a-table-of-kernel-stacks-refe.patch", SHA256: strings.Repeat("2", 64)},
 	}}

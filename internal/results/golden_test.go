@@ -13,7 +13,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/dumpcheck"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
-	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/korigin"
 	"github.com/ftrace-stackmap/conformance/internal/results/golden"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/qemu"
@@ -67,7 +67,7 @@ func passingRun() *Result {
 		FtraceDir: "/src/linux/tools/testing/selftests/ftrace", FtraceMatch: "stackmap/basic"}
 	res.Dir = "results/20261122-164552-arm64"
 	res.Entry, res.Source = "", "TREE=/src/linux (v6.19-rc2-12-g0123456789ab)"
-	res.Origin = kbuild.Origin{Tree: "/src/linux", Commit: "0123456789ab" + strings.Repeat("c", 28), Describe: "v6.19-rc2-12-g0123456789ab",
+	res.Origin = korigin.Origin{Tree: "/src/linux", Commit: "0123456789ab" + strings.Repeat("c", 28), Describe: "v6.19-rc2-12-g0123456789ab",
 		Config: "tinyconfig+common+arm64", Compiler: "aarch64-linux-gnu-gcc (Debian 12.2.0-14+deb12u1) 12.2.0"}
 	res.Machine = "QEMU emulator version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3) -M virt -cpu max"
 	res.Summary.Kernel = "6.19.0-rc2-00012-g0123456789ab #3 SMP PREEMPT aarch64"

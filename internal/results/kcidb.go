@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/korigin"
 )
 
 // KCIDBFile is a run's results as KCIDB I/O data (schema v5.3,
@@ -135,7 +135,7 @@ func (m misc) set(key string, v any) {
 		if len(x) == 0 {
 			return
 		}
-	case []kbuild.Patch:
+	case []korigin.Patch:
 		if len(x) == 0 {
 			return
 		}
@@ -201,7 +201,7 @@ func kcidbCheckoutOf(origin string, res *Result) kcidbCheckout {
 	}
 	// The hash is known when the patches are, or when there are none: a
 	// clean tree without a series.
-	if hash := kbuild.PatchsetHash(o.Patches); hash != "" || c.GitCommitHash != "" && o.Series == "" && o.Changes == "" {
+	if hash := korigin.PatchsetHash(o.Patches); hash != "" || c.GitCommitHash != "" && o.Series == "" && o.Changes == "" {
 		c.PatchsetHash = &hash
 	}
 	c.Misc.set("patches", o.Patches)
@@ -212,7 +212,7 @@ func kcidbCheckoutOf(origin string, res *Result) kcidbCheckout {
 		valid := true
 		c.Valid = &valid
 	}
-	c.ID = origin + ":" + digest(o.Tree, o.Commit, o.Describe, o.Changes, o.Series, kbuild.PatchsetHash(o.Patches), o.Package, unknownSource(res))
+	c.ID = origin + ":" + digest(o.Tree, o.Commit, o.Describe, o.Changes, o.Series, korigin.PatchsetHash(o.Patches), o.Package, unknownSource(res))
 	return c
 }
 

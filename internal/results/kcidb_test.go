@@ -13,7 +13,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/claims"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
-	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/korigin"
 	"github.com/ftrace-stackmap/conformance/internal/results/kcidbschema"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
@@ -31,14 +31,14 @@ func matrixRuns() []*Result {
 	series := passingRun()
 	series.Request.Arch, series.Dir, series.Entry = arch.MustLookup("x86_64"), "results/matrix-20261122-164552/stackmap-v4-x86_64/20261122-164552-x86_64", "stackmap-v4"
 	series.KernelSHA = strings.Repeat("b", 64)
-	series.Origin = kbuild.Origin{Tree: "https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git", Commit: strings.Repeat("d", 40),
+	series.Origin = korigin.Origin{Tree: "https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git", Commit: strings.Repeat("d", 40),
 		Describe: "v7.1-rc5", Series: "20260616064119.438063-1-lipengfei28@xiaomi.com", Config: "tinyconfig+common+x86_64",
-		Patches: []kbuild.Patch{{Name: "0001.patch", SHA256: strings.Repeat("e", 64)}}}
+		Patches: []korigin.Patch{{Name: "0001.patch", SHA256: strings.Repeat("e", 64)}}}
 	debian := result(pass, unsupported)
 	debian.Dir, debian.Entry = "results/matrix-20261122-164552/debian-6.12-x86_64/20261122-164552-x86_64", "debian-6.12"
-	debian.Origin = kbuild.Origin{Package: "linux-image-6.12.117+deb12-cloud-amd64-unsigned 6.12.117-1~deb12u1"}
+	debian.Origin = korigin.Origin{Package: "linux-image-6.12.117+deb12-cloud-amd64-unsigned 6.12.117-1~deb12u1"}
 	given := result(pass)
-	given.Request.Kernel, given.Source, given.Entry, given.Origin = "/tmp/bzImage", "KERNEL=/tmp/bzImage", "", kbuild.Origin{}
+	given.Request.Kernel, given.Source, given.Entry, given.Origin = "/tmp/bzImage", "KERNEL=/tmp/bzImage", "", korigin.Origin{}
 	refused := &Result{Request: Request{}, Dir: "results/matrix-20261122-164552/reference-riscv/20261122-164552-unknown-arch",
 		Started: started, NoVerdict: "ARCH=riscv: want arm64 or x86_64"}
 	return []*Result{arm, x86, series, debian, given, refused}
@@ -186,7 +186,7 @@ func TestKCIDBMatrixShares(t *testing.T) {
 		t.Errorf("the reference kernel's builds have checkouts %v, want one", byArch)
 	}
 	series := d.Checkouts[1] // after the reference kernel's
-	if series.MessageID == "" || series.GitRepositoryURL == "" || series.PatchsetHash == nil || *series.PatchsetHash != kbuild.PatchsetHash(matrixRuns()[2].Origin.Patches) {
+	if series.MessageID == "" || series.GitRepositoryURL == "" || series.PatchsetHash == nil || *series.PatchsetHash != korigin.PatchsetHash(matrixRuns()[2].Origin.Patches) {
 		t.Errorf("the series' checkout: %+v", series)
 	}
 	// The same runs give the same ids; another run of the same kernel

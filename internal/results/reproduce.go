@@ -3,11 +3,12 @@
 package results
 
 import (
-	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"fmt"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
 // defaultTimeout is the Makefile's TIMEOUT; another is part of the command.

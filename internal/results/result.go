@@ -10,12 +10,12 @@ package results
 import (
 	"time"
 
-	"github.com/ftrace-stackmap/conformance/internal/claims"
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/claims"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/dumpcheck"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
-	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/korigin"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
@@ -23,9 +23,9 @@ import (
 // Request is what the user asked of a run: everything that makes it again.
 type Request struct {
 	Arch     arch.Arch // marshalled by its name
-	Kernel   string // a kernel image path; overrides Image
-	Tree     string // a kernel source tree, built here; overrides Image
-	Image    string // an images.lock entry; "" for the lock's default
+	Kernel   string    // a kernel image path; overrides Image
+	Tree     string    // a kernel source tree, built here; overrides Image
+	Image    string    // an images.lock entry; "" for the lock's default
 	Profile  contract.Profile
 	Labels   string // Ginkgo label filter
 	BootArgs []string
@@ -59,7 +59,7 @@ type Result struct {
 	KernelSHA string
 	// Origin is what the kernel was made from, as far as the run learnt
 	// it: the source and build that kcidb.json describes.
-	Origin kbuild.Origin
+	Origin korigin.Origin
 	// KernelCached says a kernel built here came from the cache.
 	KernelCached bool
 	KernelTime   time.Duration // finding, fetching or building the kernel

@@ -22,6 +22,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
+	"github.com/ftrace-stackmap/conformance/internal/textlines"
 )
 
 // Step is one prefix of the series on one arch: k patches applied.

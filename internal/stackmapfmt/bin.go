@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 )
 

@@ -9,8 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ftrace-stackmap/conformance/internal/kernels"
-	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"html"
 	"io"
 	"os"
@@ -25,13 +23,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/joshdk/go-junit"
+
 	"github.com/ftrace-stackmap/conformance/initramfs"
 	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/kernels"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
+	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"github.com/ftrace-stackmap/conformance/qemu"
-	"github.com/joshdk/go-junit"
 )
 
 var (

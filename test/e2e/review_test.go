@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"fmt"
-	"github.com/ftrace-stackmap/conformance/internal/kernels"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ftrace-stackmap/conformance/internal/kernels"
 )
 
 func git(t *testing.T, dir string, args ...string) string {

@@ -12,7 +12,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"io"
 	"os"
 	"os/exec"
@@ -22,12 +21,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ftrace-stackmap/conformance/internal/apt"
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
-	"github.com/ftrace-stackmap/conformance/internal/progress"
-
-	"github.com/ftrace-stackmap/conformance/internal/apt"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/korigin"
+	"github.com/ftrace-stackmap/conformance/internal/progress"
+	"github.com/ftrace-stackmap/conformance/internal/textlines"
 )
 
 // SourcePackage is the Debian package whose tarball is built.
@@ -64,7 +64,7 @@ type Result struct {
 	ImageSHA256 string
 	Key         string // the hash of its inputs, its cache key
 	Cached      bool
-	Origin      Origin // what it was made from
+	Origin      korigin.Origin // what it was made from
 }
 
 // Builder builds for one arch.

@@ -12,44 +12,9 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/ftrace-stackmap/conformance/internal/kernels/korigin"
 )
-
-// Origin is what a kernel was made from, as far as it is known: what a CI
-// database's checkout and build records (KCIDB's) describe. "" and nil are
-// not known.
-type Origin struct {
-	Tree     string // the git repository: a URL, or a path on this machine
-	Commit   string // the tree's commit, 40 hex
-	Describe string // the commit as asked for (a tag) or as git describe names it
-	Changes  string // sha256 of a local tree's uncommitted changes
-	Series   string // the series applied: its message-id, or a local mbox
-	Patches  []Patch
-	// Package is a Debian package and its version: the source built (the
-	// reference kernel's linux-source), or the package a kernel came in.
-	Package  string
-	Config   string // the config's name: tinyconfig and the fragments merged
-	Compiler string
-}
-
-// Patch is one patch applied on top of the tree or the source, in order.
-type Patch struct {
-	Name   string `json:"name"`
-	SHA256 string `json:"sha256"`
-}
-
-// PatchsetHash is KCIDB's hash of the patches: the sha256 of their
-// sha256s, each newline-terminated, in order ("sha256sum *.patch | cut
-// -c-64 | sha256sum"); "" without patches.
-func PatchsetHash(patches []Patch) string {
-	if len(patches) == 0 {
-		return ""
-	}
-	h := sha256.New()
-	for _, p := range patches {
-		h.Write([]byte(p.SHA256 + "\n"))
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
 
 // ConfigName names a config made from tinyconfig and fragments, as CI
 // systems name theirs: "tinyconfig+common+x86_64".
@@ -63,8 +28,8 @@ func ConfigName(fragments []string) string {
 
 // origin is the reference kernel's: Debian's source and kernel/patches,
 // in the order they are applied.
-func (in Inputs) origin(fragments []string) Origin {
-	o := Origin{Package: in.SourcePackage + " " + in.SourceVersion, Config: ConfigName(fragments), Compiler: in.Compiler}
+func (in Inputs) origin(fragments []string) korigin.Origin {
+	o := korigin.Origin{Package: in.SourcePackage + " " + in.SourceVersion, Config: ConfigName(fragments), Compiler: in.Compiler}
 	var names []string
 	for f := range in.Files {
 		if strings.HasPrefix(f, "patches/") {
@@ -73,29 +38,29 @@ func (in Inputs) origin(fragments []string) Origin {
 	}
 	sort.Strings(names)
 	for _, f := range names {
-		o.Patches = append(o.Patches, Patch{Name: filepath.Base(f), SHA256: in.Files[f]})
+		o.Patches = append(o.Patches, korigin.Patch{Name: filepath.Base(f), SHA256: in.Files[f]})
 	}
 	return o
 }
 
 // origin is a b4 entry's: the tree at the commit its base resolved to,
 // with the series. A cached build's source is read back from its record.
-func (b TreeBuilder) origin(in TreeInputs, src TreeSource) Origin {
+func (b TreeBuilder) origin(in TreeInputs, src TreeSource) korigin.Origin {
 	e := b.Entry
-	o := Origin{Tree: e.Tree, Commit: src.Commit, Describe: e.Base, Series: e.MessageID,
+	o := korigin.Origin{Tree: e.Tree, Commit: src.Commit, Describe: e.Base, Series: e.MessageID,
 		Config: ConfigName(Fragments(e, b.Arch.Name, b.KernelDir)), Compiler: in.Compiler}
 	if e.Series != "" {
 		o.Series = e.Series
 	}
 	for i, sum := range src.PatchSHA256 {
-		o.Patches = append(o.Patches, Patch{Name: patchName(i), SHA256: sum})
+		o.Patches = append(o.Patches, korigin.Patch{Name: patchName(i), SHA256: sum})
 	}
 	return o
 }
 
 // origin is a local tree's, as it was when built.
-func (in LocalInputs) origin(state TreeState, fragments []string) Origin {
-	return Origin{Tree: state.Dir, Commit: state.Commit, Describe: state.Describe, Changes: state.Changes,
+func (in LocalInputs) origin(state TreeState, fragments []string) korigin.Origin {
+	return korigin.Origin{Tree: state.Dir, Commit: state.Commit, Describe: state.Describe, Changes: state.Changes,
 		Config: ConfigName(fragments), Compiler: in.Compiler}
 }
 

@@ -5,22 +5,9 @@ package kbuild
 import (
 	"reflect"
 	"testing"
-)
 
-// The hash KCIDB documents: sha256sum *.patch | cut -c-64 | sha256sum,
-// here of two files holding "a\n" and "b\n".
-func TestPatchsetHash(t *testing.T) {
-	patches := []Patch{
-		{"1.patch", "87428fc522803d31065e7bce3cf03fe475096631e5e07bbd7a0fde60c4cf25c7"},
-		{"2.patch", "0263829989b6fd954f72baaf2fc64bc2e2f01d692d4de72986ea808f6e99813f"},
-	}
-	if got, want := PatchsetHash(patches), "7b77b1b66500ed66bdb3e5f10e78f55ab6d4b404fa676ec1bee2ab5b31346a80"; got != want {
-		t.Errorf("PatchsetHash = %s, want %s", got, want)
-	}
-	if got := PatchsetHash(nil); got != "" {
-		t.Errorf("PatchsetHash(nil) = %q, want \"\"", got)
-	}
-}
+	"github.com/ftrace-stackmap/conformance/internal/kernels/korigin"
+)
 
 // The reference kernel names its source and its patches in the order
 // they are applied; the fragments are the config, not patches.
@@ -28,8 +15,8 @@ func TestReferenceOrigin(t *testing.T) {
 	in := Inputs{SourcePackage: SourcePackage, SourceVersion: "6.12.117-1~deb12u1", Compiler: "gcc 12",
 		Files: map[string]string{"patches/0002-b.patch": "b", "config/common.config": "c", "patches/0001-a.patch": "a"}}
 	got := in.origin([]string{"/k/config/common.config", "/k/config/arm64.config"})
-	want := Origin{Package: "linux-source-6.12 6.12.117-1~deb12u1", Config: "tinyconfig+common+arm64", Compiler: "gcc 12",
-		Patches: []Patch{{"0001-a.patch", "a"}, {"0002-b.patch", "b"}}}
+	want := korigin.Origin{Package: "linux-source-6.12 6.12.117-1~deb12u1", Config: "tinyconfig+common+arm64", Compiler: "gcc 12",
+		Patches: []korigin.Patch{{Name: "0001-a.patch", SHA256: "a"}, {Name: "0002-b.patch", SHA256: "b"}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("origin = %+v, want %+v", got, want)
 	}

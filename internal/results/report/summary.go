@@ -10,7 +10,6 @@ package report
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"regexp"
 	"slices"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/textlines"
 )
 
 // Spec is one spec's verdict.
