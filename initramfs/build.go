@@ -22,12 +22,12 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/u-root/u-root/pkg/cpio"
+	"golang.org/x/sync/errgroup"
+
 	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
-
-	"github.com/u-root/u-root/pkg/cpio"
-	"golang.org/x/sync/errgroup"
 )
 
 // Builder makes initramfs images for one arch.

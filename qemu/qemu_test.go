@@ -3,8 +3,6 @@
 package qemu
 
 import (
-	"github.com/ftrace-stackmap/conformance/internal/arch"
-
 	"context"
 	"os"
 	"path/filepath"
@@ -12,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 )
 
 // fakeQEMU is a script standing in for QEMU: it prints what a guest would

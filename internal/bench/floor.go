@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ftrace-stackmap/conformance/internal/textlines"
-
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ftrace-stackmap/conformance/initramfs"

@@ -3,14 +3,13 @@
 package qemutest
 
 import (
-	"github.com/ftrace-stackmap/conformance/internal/arch"
-
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/u-root/u-root/pkg/cpio"
 
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/qemu"

@@ -11,10 +11,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ftrace-stackmap/conformance/internal/contract"
-
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 

@@ -5,9 +5,9 @@ package qemutest
 import (
 	"testing"
 
-	"github.com/ftrace-stackmap/conformance/internal/contract"
-
 	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 )
 
 // Boots not made still name their specs after the boot, so the six SM-BOOT-02

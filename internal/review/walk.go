@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
-	"github.com/ftrace-stackmap/conformance/internal/textlines"
-
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
 	"github.com/ftrace-stackmap/conformance/internal/claims"
 	"github.com/ftrace-stackmap/conformance/internal/contract"

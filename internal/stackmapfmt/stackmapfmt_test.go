@@ -3,12 +3,12 @@
 package stackmapfmt
 
 import (
-	"github.com/ftrace-stackmap/conformance/internal/contract"
-
 	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 )
 
 const goodText = `stack_id 3 [ref 2, depth 2]

@@ -16,12 +16,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
-
 	"github.com/rhysd/actionlint"
 	"gopkg.in/yaml.v3"
 
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 )
 
 const root = "../.."

@@ -19,11 +19,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ftrace-stackmap/conformance/internal/arch"
-
 	"gopkg.in/yaml.v3"
 
 	"github.com/ftrace-stackmap/conformance/internal/apt"
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 )
 
 // Lock is images.lock.

@@ -7,6 +7,7 @@ package kimage
 
 import (
 	"bytes"
+	"compress/gzip"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
@@ -15,8 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-
-	"compress/gzip"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
