@@ -27,6 +27,13 @@ func ParseProfile(s string) (Profile, error) {
 	return "", fmt.Errorf("PROFILE=%q: want v4 or v3", s)
 }
 
+// Valid refuses a profile the contract does not have: one set by code,
+// not by Set.
+func (p Profile) Valid() error {
+	_, err := ParseProfile(string(p))
+	return err
+}
+
 // String is the profile's name.
 func (p Profile) String() string { return string(p) }
 

@@ -73,11 +73,10 @@ func (o Options) check() (arch.Arch, error) {
 	if _, err := qemu.ChooseAccel(a.GOARCH, o.Accel, func() error { return nil }); err != nil {
 		return a, &InfraError{Err: err}
 	}
-	if _, err := contract.ParseProfile(o.Profile.String()); err != nil {
-		return a, &InfraError{Err: err}
-	}
-	if o.Require != report.RequireAuto && o.Require != report.RequireStackmap && o.Require != report.RequireNone {
-		return a, infra("REQUIRE=%q: want stackmap, none, or nothing for the kernel's default", o.Require)
+	for _, err := range []error{o.Profile.Valid(), o.Require.Valid()} {
+		if err != nil {
+			return a, &InfraError{Err: err}
+		}
 	}
 	if err := repeatedParam(o.BootArgs, o.plans()); err != nil {
 		return a, err

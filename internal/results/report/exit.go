@@ -99,10 +99,19 @@ func (r Require) String() string { return string(r) }
 
 // Set makes Require a flag: anything but the three choices is refused.
 func (r *Require) Set(v string) error {
-	switch Require(v) {
+	if err := Require(v).Valid(); err != nil {
+		return err
+	}
+	*r = Require(v)
+	return nil
+}
+
+// Valid refuses anything but the three choices: a Require set by code,
+// not by Set.
+func (r Require) Valid() error {
+	switch r {
 	case RequireAuto, RequireStackmap, RequireNone:
-		*r = Require(v)
 		return nil
 	}
-	return fmt.Errorf("want stackmap, none, or nothing for the kernel's default")
+	return fmt.Errorf("REQUIRE=%q: want stackmap, none, or nothing for the kernel's default", string(r))
 }
