@@ -284,7 +284,10 @@ func (b Builder) compile(a arch.Arch, key string) (string, error) {
 				return "", fmt.Errorf("applying %s: %v", filepath.Base(p), err)
 			}
 		}
-		os.WriteFile(filepath.Join(src, ".patched"), []byte(key), 0o644)
+		// Without the stamp the next build patches again: no harm, but say it.
+		if err := os.WriteFile(filepath.Join(src, ".patched"), []byte(key), 0o644); err != nil {
+			b.Progress.Notef("note: %v\n", err)
+		}
 		step()
 	}
 	return out, b.Make(work, src, out, log, b.fragments())
