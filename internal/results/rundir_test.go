@@ -79,12 +79,12 @@ func TestConsoleKeepsBootsWhole(t *testing.T) {
 	c := NewConsole(dir)
 	var wg sync.WaitGroup
 	for _, name := range []string{"a", "b", "c", "d"} {
-		log := filepath.Join(dir, name+".log")
-		os.WriteFile(log, []byte(strings.Repeat(name+" line\n", 2000)), 0o644)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.Add(name, "qemu "+name, log)
+			if err := c.Add(name, "qemu "+name, []byte(strings.Repeat(name+" line\n", 2000))); err != nil {
+				t.Error(err)
+			}
 		}()
 	}
 	wg.Wait()
