@@ -185,7 +185,7 @@ func lavaResultsMain(args []string, stdout, stderr io.Writer) int {
 	// results.Write writes every report of a run directory.
 	summary, err := results.Write(res)
 	if err != nil {
-		fmt.Fprintf(stderr, "note: writing the reports: %v\n", err)
+		return noVerdict(ctx, res, err, *exitCodes, stdout, stderr)
 	}
 	fmt.Fprintln(stdout, agreement(l, res))
 	io.WriteString(stdout, report.Plain(summary))
@@ -237,7 +237,7 @@ func lavaMatrix(ctx context.Context, o qemutest.Options, logs []string, stdout, 
 				res.NoVerdict = report.Plain(err.Error())
 			}
 			if _, err := results.Write(res); err != nil {
-				fmt.Fprintf(stderr, "%s: writing the reports: %v\n", log, err)
+				fmt.Fprintf(stderr, "%s: %v\n", log, err)
 			}
 		}
 		cells = append(cells, c)

@@ -98,7 +98,7 @@ func qemuTestMain(args []string, stdout, stderr io.Writer) int {
 	}
 	summary, err := results.Write(res)
 	if err != nil {
-		fmt.Fprintf(stderr, "note: writing the reports: %v\n", err)
+		return noVerdict(ctx, res, err, *exitCodes, stdout, stderr)
 	}
 	writeReply(res, stderr)
 	if res.Claims != nil {
@@ -121,7 +121,7 @@ func noVerdict(ctx context.Context, res *results.Result, err error, exitCodes st
 		// erroring test per boot, verdict.txt the reason.
 		res.NoVerdict = reason
 		if _, err := results.Write(res); err != nil {
-			fmt.Fprintf(stderr, "note: writing the reports: %v\n", err)
+			fmt.Fprintf(stderr, "note: %v\n", err)
 		}
 		writeReply(res, stderr)
 		fmt.Fprintf(stdout, "results: %s\n", res.Dir)

@@ -137,7 +137,7 @@ func runCell(ctx context.Context, o Options, c *Cell) {
 		c.Result.NoVerdict = report.Plain(c.Err.Error())
 	}
 	if _, err := results.Write(c.Result); err != nil {
-		fmt.Fprintf(o.Notes, "%s: writing the reports: %v\n", c.Name(), err)
+		fmt.Fprintf(o.Notes, "%s: %v\n", c.Name(), err) // the cell has no verdict now
 	}
 }
 

@@ -27,7 +27,21 @@ func TestExitCodes(t *testing.T) {
 		{"a failure", result(pass, fail), 1, 1, "FAIL"},
 		{"unresolved", result(pass, unresolved), 2, report.KselftestNoVerdict, "NO VERDICT"},
 		{"no verdict", &Result{NoVerdict: "QEMU missing"}, 2, report.KselftestNoVerdict, "NO VERDICT: QEMU missing"},
-		{"kernel problems", func() *Result { r := result(pass); r.KernelLogs = []KernelLog{{Boot: "default", Lines: []string{oops}}}; return r }(), 1, 1, "FAIL: the kernel logged"},
+		{"kernel problems", func() *Result {
+			r := result(pass)
+			r.KernelLogs = []KernelLog{{Boot: "default", Lines: []string{oops}}}
+			return r
+		}(), 1, 1, "FAIL: the kernel logged"},
+		{"kernel log missing", func() *Result {
+			r := result(pass)
+			r.KernelLogs = []KernelLog{{Boot: "bits-12", Missing: true}}
+			return r
+		}(), 2, report.KselftestNoVerdict, "NO VERDICT: bits-12.kernel-log UNRESOLVED: no kernel log arrived"},
+		{"kernel log missing, another warned", func() *Result {
+			r := result(pass)
+			r.KernelLogs = []KernelLog{{Boot: "default", Lines: []string{oops}}, {Boot: "bits-12", Missing: true}}
+			return r
+		}(), 1, 1, "FAIL: the kernel logged"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.res.ExitCodeAs(report.ExitCodesSmct); got != tc.smct {
