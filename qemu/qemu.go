@@ -253,6 +253,9 @@ func PanicIn(line string) string {
 	return ""
 }
 
+// ErrConsoleLog is Run's error when the console could not be saved.
+var ErrConsoleLog = errors.New("writing the console log")
+
 // Run boots and waits for QEMU to exit, the timeout, or a panic.
 func Run(ctx context.Context, b Boot) (*Result, error) {
 	if _, err := exec.LookPath(b.Machine.Binary); err != nil {
@@ -311,7 +314,7 @@ func Run(ctx context.Context, b Boot) (*Result, error) {
 	res.ExitCode = cmd.ProcessState.ExitCode()
 	res.Silent, res.Quiet, res.Reached = w.result()
 	if logErr = errors.Join(logErr, logf.Close()); logErr != nil {
-		return res, fmt.Errorf("writing the console: %w", logErr)
+		return res, fmt.Errorf("%w: %w", ErrConsoleLog, logErr)
 	}
 	if res.Silent && res.Panic == "" {
 		return res, nil

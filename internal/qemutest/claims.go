@@ -85,7 +85,11 @@ func (r *run) claimsBoot(ctx context.Context, pb claims.PlanBoot, rep *progress.
 	step := rep.Step("boot %s: %s", plan.Name, boot.CommandLine())
 	res, err := qemu.Run(ctx, boot)
 	step(err)
-	if werr := r.console.Add(plan.Name, boot.CommandLine(), console.Bytes()); werr != nil {
+	werr := r.console.Add(plan.Name, boot.CommandLine(), console.Bytes())
+	if errors.Is(err, qemu.ErrConsoleLog) {
+		werr = errors.Join(err, werr)
+	}
+	if werr != nil {
 		return b, failed("boot "+plan.Name, werr)
 	}
 	if err != nil {
