@@ -253,6 +253,9 @@ func PanicIn(line string) string {
 	return ""
 }
 
+// ErrConsoleLog is Run's error when the console could not be saved.
+var ErrConsoleLog = errors.New("writing the console log")
+
 // Run boots and waits for QEMU to exit, the timeout, or a panic.
 func Run(ctx context.Context, b Boot) (*Result, error) {
 	if _, err := exec.LookPath(b.Machine.Binary); err != nil {
@@ -279,16 +282,18 @@ func Run(ctx context.Context, b Boot) (*Result, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	var sinks io.Writer = logf
-	if b.Echo != nil {
-		sinks = io.MultiWriter(logf, b.Echo)
-	}
+	var logErr error // the console file is a report: its loss is not silent
 	w := &watch{last: time.Now()}
 	go w.silence(ctx, b, res, cancel)
 	rd := bufio.NewReader(&activity{out, w})
 	for {
 		line, err := rd.ReadString('\n')
-		sinks.Write([]byte(line))
+		if _, werr := logf.Write([]byte(line)); werr != nil && logErr == nil {
+			logErr = werr
+		}
+		if b.Echo != nil {
+			b.Echo.Write([]byte(line)) // a copy: the boot goes on without it
+		}
 		if b.Started != "" && strings.Contains(line, b.Started) {
 			w.started()
 		}
@@ -308,6 +313,9 @@ func Run(ctx context.Context, b Boot) (*Result, error) {
 	res.Stderr = strings.TrimSpace(stderr.String())
 	res.ExitCode = cmd.ProcessState.ExitCode()
 	res.Silent, res.Quiet, res.Reached = w.result()
+	if logErr = errors.Join(logErr, logf.Close()); logErr != nil {
+		return res, fmt.Errorf("%w: %w", ErrConsoleLog, logErr)
+	}
 	if res.Silent && res.Panic == "" {
 		return res, nil
 	}

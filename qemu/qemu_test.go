@@ -4,6 +4,7 @@ package qemu
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -145,5 +146,22 @@ func TestKVMProbeBootsTheKernel(t *testing.T) {
 	}
 	if time.Since(start) > KVMProbeTime/2 {
 		t.Errorf("KVM's error was seen after %s: the probe should stop at once", time.Since(start))
+	}
+}
+
+// A console that cannot be saved is an error, not a silent loss; the
+// echo still gets every line.
+func TestConsoleNotSavedIsAnError(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	b := boot(t, fakeQEMU(t, "echo 'smct-init: running /suites.test'\necho 'SMCT-EXIT code=0'\n"))
+	b.ConsoleLog = "/dev/full" // every write fails: no space left on device
+	var echo strings.Builder
+	b.Echo = &echo
+	_, err := Run(context.Background(), b)
+	t.Logf("error: %v", err)
+	if !errors.Is(err, ErrConsoleLog) || !strings.Contains(echo.String(), "SMCT-EXIT code=0") {
+		t.Fatalf("Run() = %v, echo %q; want ErrConsoleLog and the echo whole", err, echo.String())
 	}
 }

@@ -36,6 +36,10 @@ const (
 	SelftestLogs   = "ftracetest-logs.txt" // the logs of the tests that did not pass
 )
 
+// KernelLogFile is the frame the init sends last: the kernel's log, which
+// the host checks for warnings, oopses and lockups.
+const KernelLogFile = "dmesg.txt"
+
 // JobFile is the frame the init sends first when the run configuration
 // has a Job.
 const JobFile = "job.json"

@@ -149,7 +149,7 @@ func run(console *os.File) (int, error) {
 			return 0, err
 		}
 	}
-	if err := consoleframe.Write(console, "dmesg.txt", kernelLog()); err != nil {
+	if err := consoleframe.Write(console, guest.KernelLogFile, kernelLog()); err != nil {
 		return 0, err
 	}
 	return code, nil

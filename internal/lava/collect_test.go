@@ -99,6 +99,38 @@ func TestResultsOfAJob(t *testing.T) {
 	}
 }
 
+// A job whose log lost a boot's kernel log is not judged as if that
+// kernel had logged nothing: the boot's kernel-log test is UNRESOLVED and
+// named, and a run that failed still fails.
+func TestResultsWithoutAKernelLog(t *testing.T) {
+	const warning = "<4>[    3.1] WARNING: CPU: 0 PID: 9 at kernel/trace/stackmap.c:99 stackmap_reset+0x9/0x40\n"
+	for _, tc := range []struct {
+		name    string
+		specs   []fakeSpec
+		code    int
+		verdict string
+	}{
+		{"passing", []fakeSpec{pass("BASE-ONOFF-01"), pass("SM-RESET-01")}, 2, "NO VERDICT: default.kernel-log UNRESOLVED: no kernel log arrived"},
+		{"failing", []fakeSpec{pass("BASE-ONOFF-01"), fail("SM-RESET-01")}, 1, "FAIL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, _, err := judge(t, testDescription(""), []fakeBoot{{name: "default", specs: tc.specs, dmesg: warning, noDmesg: true}}, "pass")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := results.Write(res); err != nil {
+				t.Fatal(err)
+			}
+			ktap, _ := os.ReadFile(filepath.Join(res.Dir, results.KTAPFile))
+			t.Logf("verdict: %s; %s", res.Verdict(), res.ClosingLine())
+			if res.ExitCode() != tc.code || !strings.HasPrefix(res.Verdict(), tc.verdict) ||
+				!strings.Contains(string(ktap), "default.kernel-log # ERROR no kernel log arrived") {
+				t.Errorf("exit %d, verdict %q; want %d, %q, and the kernel-log test UNRESOLVED:\n%s", res.ExitCode(), res.Verdict(), tc.code, tc.verdict, ktap)
+			}
+		})
+	}
+}
+
 // The guest's status line, read only as LAVA closed the console, is the
 // boot's still.
 func TestStatusLineReadAsLAVACloses(t *testing.T) {

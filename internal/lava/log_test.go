@@ -35,8 +35,8 @@ type fakeBoot struct {
 	// panic: the kernel dies before the init; hang: the suite never
 	// ends and the test block times out; late: the end of the guest's
 	// status line comes after LAVA's monitor stopped, and LAVA reads it as
-	// it closes the console.
-	panic, hang, late bool
+	// it closes the console; noDmesg: the kernel log's frame is lost.
+	panic, hang, late, noDmesg bool
 }
 
 // logWriter writes a LAVA log as lava-run does: a flow mapping a line.
@@ -99,7 +99,9 @@ func (fb fakeBoot) console(t *testing.T, desc []byte) string {
 		t.Fatal(err)
 	}
 	consoleframe.Write(&b, "report.json", js)
-	consoleframe.Write(&b, "dmesg.txt", []byte(fb.dmesg))
+	if !fb.noDmesg {
+		consoleframe.Write(&b, guest.KernelLogFile, []byte(fb.dmesg))
+	}
 	code := 0
 	if !r.SuiteSucceeded {
 		code = 1

@@ -146,7 +146,7 @@ func runCell(ctx context.Context, o Options, c *Cell) {
 	}
 	if _, err := results.Write(c.Result); err != nil && c.Err == nil {
 		// A run whose reports are not all there has no verdict to give.
-		c.Err = &qemutest.InfraError{Err: fmt.Errorf("writing the reports: %w", err)}
+		c.Err = &qemutest.InfraError{Err: err}
 	}
 }
 

@@ -3,11 +3,12 @@
 package qemutest
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
-
-	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/ftrace-stackmap/conformance/initramfs"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
@@ -17,42 +18,46 @@ import (
 )
 
 // bootOnce makes one boot of a plan, its steps shown on rep, and judges
-// what came back.
-func (r *run) bootOnce(ctx context.Context, plan contract.BootPlan, filter string, st *selftestSetup, rep *progress.Reporter) ([]types.Report, *qemu.Result, error) {
+// what came back. It returns what the console carried (also when the
+// judging failed, for the kernel's log), how QEMU ended, and the console.
+func (r *run) bootOnce(ctx context.Context, plan contract.BootPlan, filter string, st *selftestSetup, rep *progress.Reporter) (*Carried, *qemu.Result, []byte, error) {
 	dir := filepath.Join(r.res.Dir, "boots", plan.Name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, nil, failed("making the boot directory", err)
+		return nil, nil, nil, failed("making the boot directory", err)
 	}
 	boot := r.booter
 	if boot == nil {
 		boot = r.bootHere
 	}
-	res, err := boot(ctx, plan, filter, st, dir, rep)
+	res, console, err := boot(ctx, plan, filter, st, dir, rep)
 	if err != nil {
-		return nil, res, err
+		return nil, res, console, err
 	}
 	if how := deathOf(res); how != "" {
-		return nil, res, &BootDied{Boot: plan.Name, Params: plan.Append, How: how, Console: filepath.Join(dir, "console.log")}
+		return nil, res, console, &BootDied{Boot: plan.Name, Params: plan.Append, How: how, Console: console}
 	}
-	reports, err := Judge(dir, res)
+	c, err := Judge(console, filepath.Join(dir, "console.log"), res)
+	if c != nil {
+		err = errors.Join(err, keepFiles(dir, c.Files))
+	}
 	if err != nil {
-		return nil, res, failed("boot "+plan.Name, err)
+		return c, res, console, failed("boot "+plan.Name, err)
 	}
-	for i := range reports {
-		for j := range reports[i].SpecReports {
-			sr := &reports[i].SpecReports[j]
+	for i := range c.Reports {
+		for j := range c.Reports[i].SpecReports {
+			sr := &c.Reports[i].SpecReports[j]
 			sr.ContainerHierarchyTexts = plan.Prefixed(sr.ContainerHierarchyTexts)
 		}
 	}
-	return reports, res, nil
+	return c, res, console, nil
 }
 
 // A booter makes a plan's boot, its console saved in dir/console.log and
-// added to the run's, and says how it ended.
-type booter func(ctx context.Context, plan contract.BootPlan, filter string, st *selftestSetup, dir string, rep *progress.Reporter) (*qemu.Result, error)
+// added to the run's, and says how it ended and what the console showed.
+type booter func(ctx context.Context, plan contract.BootPlan, filter string, st *selftestSetup, dir string, rep *progress.Reporter) (*qemu.Result, []byte, error)
 
 // bootHere boots a plan under QEMU on this machine.
-func (r *run) bootHere(ctx context.Context, plan contract.BootPlan, filter string, st *selftestSetup, dir string, rep *progress.Reporter) (*qemu.Result, error) {
+func (r *run) bootHere(ctx context.Context, plan contract.BootPlan, filter string, st *selftestSetup, dir string, rep *progress.Reporter) (*qemu.Result, []byte, error) {
 	o := r.o
 	initrd := filepath.Join(dir, "initrd.cpio")
 	if !o.Keep {
@@ -60,21 +65,35 @@ func (r *run) bootHere(ctx context.Context, plan contract.BootPlan, filter strin
 	}
 	cfg, extra := o.runConfig(filter, st)
 	if err := initramfs.WithRunConfig(r.base, initrd, cfg, extra...); err != nil {
-		return nil, failed("writing the run configuration", err)
+		return nil, nil, failed("writing the run configuration", err)
 	}
 	boot := o.qemuBoot(r.m, r.kernel, initrd, dir, plan)
+	var console bytes.Buffer
+	boot.Echo = tee(&console, boot.Echo)
 	step := rep.Step("boot %s: %s", plan.Name, boot.CommandLine())
 	res, err := qemu.Run(ctx, boot)
 	step(err)
-	r.console.Add(plan.Name, boot.CommandLine(), boot.ConsoleLog)
+	// For the reader; a file that cannot be written leaves no verdict.
+	werr := r.console.Add(plan.Name, boot.CommandLine(), console.Bytes())
 	if err != nil {
-		return res, failed("boot "+plan.Name, err)
+		return res, console.Bytes(), failed("boot "+plan.Name, errors.Join(err, werr))
 	}
-	// For the reader: a file not written changes no verdict.
-	results.WriteQEMUCommand(dir, res.Command)
+	werr = errors.Join(werr, results.WriteQEMUCommand(dir, res.Command))
 	if o.Keep {
 		// The kept initramfs boots the same suite again, console attached.
-		results.WriteRerun(dir, "Boots "+plan.Name+" of this run again, as it was made.", res.Command)
+		werr = errors.Join(werr, results.WriteRerun(dir, "Boots "+plan.Name+" of this run again, as it was made.", res.Command))
 	}
-	return res, nil
+	if werr != nil {
+		return res, console.Bytes(), failed("writing the files of boot "+plan.Name, werr)
+	}
+	return res, console.Bytes(), nil
+}
+
+// tee is w, and echo too when there is one: the console kept in memory is
+// the one judged, whatever becomes of the copies.
+func tee(w, echo io.Writer) io.Writer {
+	if echo == nil {
+		return w
+	}
+	return io.MultiWriter(w, echo)
 }

@@ -3,8 +3,10 @@
 package qemutest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -30,40 +32,43 @@ func (rn *Runner) Claims(ctx context.Context, o Options) (*results.Result, error
 		return res, err
 	}
 	res.Plans = nil
-	res.Claims = r.measureClaims(ctx)
+	res.Claims, err = r.measureClaims(ctx)
 	if ctx.Err() != nil {
 		return res, failed("measuring the claims", ctx.Err())
 	}
-	return res, nil
+	return res, err
 }
 
 // measureClaims makes the claims plan's boots, as many at a time as the
 // run's lanes, and judges what they brought back. A boot that brings back
 // nothing is a claim that could not be measured, never a run without a
-// verdict: claims do not judge the kernel's conformance.
-func (r *run) measureClaims(ctx context.Context) *claims.Report {
+// verdict: claims do not judge the kernel's conformance. A file of theirs
+// that cannot be written is an error, as any report's is.
+func (r *run) measureClaims(ctx context.Context) (*claims.Report, error) {
 	plan := claims.Plan
 	lanes := r.o.lanes(len(plan))
 	boots := make([]claims.Boot, len(plan))
+	errs := make([]error, len(plan))
 	rep := r.o.Progress
 	if lanes > 1 {
 		rep = rep.Lines()
 	}
 	inLanes(ctx, len(plan), lanes, func(i int) {
-		boots[i] = r.claimsBoot(ctx, plan[i], rep)
+		boots[i], errs[i] = r.claimsBoot(ctx, plan[i], rep)
 	})
 	out := claims.Judge(r.res.Machine, r.m.Accel.Name != "kvm", boots)
-	return &out
+	return &out, errors.Join(errs...)
 }
 
-// claimsBoot makes one boot of the claims plan and reads its sample.
-func (r *run) claimsBoot(ctx context.Context, pb claims.PlanBoot, rep *progress.Reporter) claims.Boot {
+// claimsBoot makes one boot of the claims plan and reads its sample; the
+// error is a file of the boot's that could not be written.
+func (r *run) claimsBoot(ctx context.Context, pb claims.PlanBoot, rep *progress.Reporter) (claims.Boot, error) {
 	b := claims.Boot{Name: pb.Name, Bits: pb.Bits}
 	plan := contract.BootPlan{Name: pb.Name, Append: pb.Append(), CPUs: pb.CPUs}
 	dir := filepath.Join(r.res.Dir, "boots", plan.Name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		b.Error = err.Error()
-		return b
+		return b, nil
 	}
 	initrd := filepath.Join(dir, "initrd.cpio")
 	defer os.Remove(initrd)
@@ -72,51 +77,56 @@ func (r *run) claimsBoot(ctx context.Context, pb claims.PlanBoot, rep *progress.
 			"-smct.claims-out=" + filepath.Join(guest.CaptureDir, claims.SampleFile)}}
 	if err := initramfs.WithRunConfig(r.base, initrd, cfg); err != nil {
 		b.Error = "writing the run configuration: " + err.Error()
-		return b
+		return b, nil
 	}
 	boot := r.o.qemuBoot(r.m, r.kernel, initrd, dir, plan)
+	var console bytes.Buffer
+	boot.Echo = tee(&console, boot.Echo)
 	step := rep.Step("boot %s: %s", plan.Name, boot.CommandLine())
 	res, err := qemu.Run(ctx, boot)
 	step(err)
-	r.console.Add(plan.Name, boot.CommandLine(), boot.ConsoleLog)
+	werr := r.console.Add(plan.Name, boot.CommandLine(), console.Bytes())
+	if errors.Is(err, qemu.ErrConsoleLog) {
+		werr = errors.Join(err, werr)
+	}
+	if werr != nil {
+		return b, failed("boot "+plan.Name, werr)
+	}
 	if err != nil {
 		b.Error = err.Error()
-		return b
+		return b, nil
 	}
-	b.Sample, err = readSample(dir, res)
+	files, sample, err := readSample(console.Bytes(), filepath.Join(dir, "console.log"), res)
+	if werr := keepFiles(dir, files); werr != nil {
+		return b, failed("boot "+plan.Name, werr)
+	}
+	b.Sample = sample
 	if err != nil {
 		b.Error = err.Error()
 	}
-	return b
+	return b, nil
 }
 
-// readSample reads the claims boot's frames from dir/console.log, keeps
-// the files they carry in dir, and returns its sample when the boot ended
-// as it should.
-func readSample(dir string, boot *qemu.Result) (*claims.Sample, error) {
+// readSample reads the claims boot's frames from its console (kept in
+// log) and returns the files they carry, and its sample when the boot
+// ended as it should.
+func readSample(console []byte, log string, boot *qemu.Result) (map[string][]byte, *claims.Sample, error) {
 	if how := deathOf(boot); how != "" {
-		return nil, fmt.Errorf("%s (see %s)", how, filepath.Join(dir, "console.log"))
+		return nil, nil, fmt.Errorf("%s (see %s)", how, log)
 	}
-	log := filepath.Join(dir, "console.log")
-	f, err := os.Open(log)
+	c, err := consoleframe.Decode(bytes.NewReader(console))
 	if err != nil {
-		return nil, err
+		return nil, nil, fmt.Errorf("reading %s: %v", log, err)
 	}
-	defer f.Close()
-	c, err := consoleframe.Decode(f)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %v", log, err)
-	}
-	keepFiles(dir, c.Files)
 	if err := untrusted(c, boot, log, claims.SampleFile); err != nil {
-		return nil, err
+		return c.Files, nil, err
 	}
 	if c.Exit != 0 {
-		return nil, fmt.Errorf("the measurement did not end well (exit %d; see %s)", c.Exit, log)
+		return c.Files, nil, fmt.Errorf("the measurement did not end well (exit %d; see %s)", c.Exit, log)
 	}
 	var s claims.Sample
 	if err := json.Unmarshal(c.Files[claims.SampleFile], &s); err != nil {
-		return nil, fmt.Errorf("%s: %v", claims.SampleFile, err)
+		return c.Files, nil, fmt.Errorf("%s: %v", claims.SampleFile, err)
 	}
-	return &s, nil
+	return c.Files, &s, nil
 }

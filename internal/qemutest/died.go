@@ -5,7 +5,6 @@ package qemutest
 import (
 	"context"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -22,7 +21,7 @@ type BootDied struct {
 	Boot    string
 	Params  []string // the plan's own command-line words
 	How     string
-	Console string // the boot's console log
+	Console []byte // what the boot's console showed
 }
 
 func (d *BootDied) Error() string {
@@ -32,15 +31,14 @@ func (d *BootDied) Error() string {
 		fmt.Fprintf(&b, " with %s on the kernel command line", strings.Join(d.Params, " "))
 	}
 	fmt.Fprintf(&b, ": %s", d.How)
-	console, _ := os.ReadFile(d.Console)
-	if oops := oopsLines(console, 16); len(oops) > 0 {
+	if oops := oopsLines(d.Console, 16); len(oops) > 0 {
 		b.WriteString("\nthe kernel's report on the console:")
 		for _, l := range oops {
 			b.WriteString("\n  " + l)
 		}
 		return b.String()
 	}
-	tail := lastLines(console, 12)
+	tail := lastLines(d.Console, 12)
 	if len(tail) == 0 {
 		b.WriteString("\nthe console shows nothing")
 		return b.String()
@@ -140,7 +138,8 @@ var controlPlan = contract.BootPlan{Name: "control", Labels: "BASE-TRACEFS-01"}
 // the kernel reached the suite: if it did not, nothing can be blamed on
 // the parameter and the run has no verdict.
 func (r *run) controlBoot(ctx context.Context, died *BootDied) error {
-	_, boot, err := r.bootOnce(ctx, controlPlan, controlPlan.Labels, nil, r.o.Progress)
+	_, boot, console, err := r.bootOnce(ctx, controlPlan, controlPlan.Labels, nil, r.o.Progress)
+	r.sawConsole(console)
 	r.res.Boots = append(r.res.Boots, results.BootResult{Plan: controlPlan, Boot: boot, Control: true})
 	if err != nil {
 		return infra("%v; and a control boot without its parameters failed too: %w", died, err)

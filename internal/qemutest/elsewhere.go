@@ -4,6 +4,7 @@ package qemutest
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 
@@ -102,19 +103,20 @@ type Recorded struct {
 func (rn *Runner) Collect(ctx context.Context, o Options, res *results.Result, boots map[string]Recorded) (*results.Result, error) {
 	o.Lanes, o.Echo = 1, nil
 	r := &run{o: o, res: res, console: results.NewConsole(res.Dir)}
-	r.booter = func(_ context.Context, plan contract.BootPlan, _ string, _ *selftestSetup, dir string, _ *progress.Reporter) (*qemu.Result, error) {
+	r.booter = func(_ context.Context, plan contract.BootPlan, _ string, _ *selftestSetup, dir string, _ *progress.Reporter) (*qemu.Result, []byte, error) {
 		b, ok := boots[plan.Name]
 		if !ok {
-			return nil, infra("boot %s was not made: the record has no console of it", plan.Name)
+			return nil, nil, infra("boot %s was not made: the record has no console of it", plan.Name)
 		}
-		log := filepath.Join(dir, "console.log")
-		if err := os.WriteFile(log, b.Console, 0o644); err != nil {
-			return nil, failed("writing the console", err)
+		// For the reader, as a boot made here leaves them.
+		err := errors.Join(os.WriteFile(filepath.Join(dir, "console.log"), b.Console, 0o644),
+			r.console.Add(plan.Name, b.Command, b.Console),
+			os.WriteFile(filepath.Join(dir, "qemu-command.txt"), []byte(b.Command+"\n"), 0o644))
+		if err != nil {
+			return nil, nil, failed("writing the files of boot "+plan.Name, err)
 		}
-		r.console.Add(plan.Name, b.Command, log)
-		os.WriteFile(filepath.Join(dir, "qemu-command.txt"), []byte(b.Command+"\n"), 0o644)
 		boot := b.Boot
-		return &boot, nil
+		return &boot, b.Console, nil
 	}
 	// The specs each boot selects, listed as Run lists them.
 	a, err := o.arch()

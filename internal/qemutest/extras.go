@@ -52,15 +52,14 @@ func (o Options) busybox(a arch.Arch) (string, error) {
 	return busybox, err
 }
 
-// readSelftests reads the verdicts the guest sent back from ftracetest; a
-// note says why there are none.
-func readSelftests(dir, ftraceDir string, tests []string) ([]ftracetest.Case, string) {
-	out, err := os.ReadFile(filepath.Join(dir, guest.SelftestOutput))
-	if err != nil {
+// readSelftests reads the verdicts the guest sent back from ftracetest
+// among the files of the default boot; a note says why there are none.
+func readSelftests(files map[string][]byte, ftraceDir string, tests []string) ([]ftracetest.Case, string) {
+	out, ok := files[guest.SelftestOutput]
+	if !ok {
 		return nil, "the guest sent no ftracetest output"
 	}
-	logs, _ := os.ReadFile(filepath.Join(dir, guest.SelftestLogs))
-	cases, err := ftracetest.Parse(string(out), string(logs), tests)
+	cases, err := ftracetest.Parse(string(out), string(files[guest.SelftestLogs]), tests)
 	for i := range cases {
 		if tc, rerr := os.ReadFile(filepath.Join(ftraceDir, cases[i].File)); rerr == nil && !cases[i].Passed() {
 			cases[i].Hint = ftracetest.Diagnose(string(tc))
@@ -73,14 +72,15 @@ func readSelftests(dir, ftraceDir string, tests []string) ([]ftracetest.Case, st
 }
 
 // checkDecoder holds the tree's own stack_map_bin decoder, if it has one,
-// to the export the default boot captured; a note says why it was not.
-func checkDecoder(tree, bootDir string, rep *progress.Reporter) (*dumpcheck.Check, string) {
+// to the export the default boot captured (files, kept in bootDir for the
+// decoder to read); a note says why it was not.
+func checkDecoder(tree, bootDir string, files map[string][]byte, rep *progress.Reporter) (*dumpcheck.Check, string) {
 	tool := dumpcheck.Find(tree)
 	if tool == "" {
 		return nil, ""
 	}
 	bin := filepath.Join(bootDir, "stack_map_bin")
-	if _, err := os.Stat(bin); err != nil {
+	if _, ok := files["stack_map_bin"]; !ok {
 		return nil, "not run: the default boot captured no stack_map_bin (SM-BIN-03 did not run, or the feature is absent)"
 	}
 	if err := apt.Ensure(rep, apt.Need{Program: "python3", Package: "python3"}); err != nil {

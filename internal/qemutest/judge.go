@@ -3,6 +3,8 @@
 package qemutest
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,55 +12,73 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	"github.com/ftrace-stackmap/conformance/internal/consoleframe"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
 
-// Judge reads the frames the guest wrote into dir/console.log, saves the
-// files they carry into dir, and decides whether they can be trusted; only
-// then are there reports. boot is how QEMU ended.
-func Judge(dir string, boot *qemu.Result) ([]types.Report, error) {
-	log := filepath.Join(dir, "console.log")
-	f, err := os.Open(log)
-	if err != nil {
-		return nil, failed("reading the console", err)
-	}
-	defer f.Close()
-	c, err := consoleframe.Decode(f)
+// Carried is what a boot's console carried: every file its frames
+// brought, by name, and the guest's reports once they can be trusted.
+// The verdict is made from these values; the files written into the boot's
+// directory are for the reader.
+type Carried struct {
+	Files   map[string][]byte
+	Reports []types.Report
+}
+
+// KernelLog is the guest's kernel log, and whether it arrived at all.
+func (c *Carried) KernelLog() ([]byte, bool) {
+	log, ok := c.Files[guest.KernelLogFile]
+	return log, ok
+}
+
+// Judge reads the frames the guest wrote on a boot's console (kept in the
+// file log, which messages name) and decides whether they can be trusted;
+// only then are there reports. boot is how QEMU ended. The frames come
+// back even when the reports cannot be trusted, for the reader.
+func Judge(console []byte, log string, boot *qemu.Result) (*Carried, error) {
+	c, err := consoleframe.Decode(bytes.NewReader(console))
 	if err != nil {
 		return nil, failed("reading "+log, err)
 	}
-	keepFiles(dir, c.Files)
+	out := &Carried{Files: c.Files}
 	if err := untrusted(c, boot, log, "report.json"); err != nil {
-		return nil, &InfraError{Err: err}
+		return out, &InfraError{Err: err}
 	}
 	reports, err := report.Parse(c.Files["report.json"])
 	if err != nil {
-		return nil, failed("reading the guest's report", err)
+		return out, failed("reading the guest's report", err)
 	}
 	s := report.Summarize(contract.DefaultBoot, reports) // the boot's name matters not here
 	switch {
 	case len(s.SuiteProblems) > 0:
-		return reports, infra("suite: %s", s.SuiteProblems[0])
+		return out, infra("suite: %s", s.SuiteProblems[0])
 	case len(s.Specs) == 0:
-		return reports, infra("no spec ran: check LABELS")
+		return out, infra("no spec ran: check LABELS")
 	case (c.Exit == 0) != s.Succeeded:
-		return reports, infra("suite exit code %d disagrees with its report (succeeded=%v)", c.Exit, s.Succeeded)
+		return out, infra("suite exit code %d disagrees with its report (succeeded=%v)", c.Exit, s.Succeeded)
 	}
-	return reports, nil
+	out.Reports = reports
+	return out, nil
 }
 
-// keepFiles saves the files the guest's frames carried into dir. For the
-// reader: a file not written changes no verdict.
-func keepFiles(dir string, files map[string][]byte) {
+// keepFiles writes the files the guest's frames carried into dir, for the
+// reader; a file that cannot be written is an error, which leaves the run
+// without a verdict, as any report that cannot be written does.
+func keepFiles(dir string, files map[string][]byte) error {
+	var errs []error
 	for name, data := range files {
-		if name != filepath.Base(name) || name == ".." {
+		if name != filepath.Base(name) || name == "." || name == ".." {
 			continue // a file name only: the guest writes in dir, nowhere else
 		}
-		os.WriteFile(filepath.Join(dir, name), data, 0o644)
+		errs = append(errs, os.WriteFile(filepath.Join(dir, name), data, 0o644))
 	}
+	if err := errors.Join(errs...); err != nil {
+		return failed("writing the guest's files", err)
+	}
+	return nil
 }
 
 // untrusted says why what a boot's console carried cannot be trusted, or

@@ -6,8 +6,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -49,15 +47,11 @@ func console(t *testing.T, report []byte, exit int) string {
 
 func judge(t *testing.T, log string, boot qemu.Result) (int, error) {
 	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "console.log"), []byte(log), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	reports, err := Judge(dir, &boot)
+	c, err := Judge([]byte(log), "console.log", &boot)
 	if err != nil {
 		return 2, err
 	}
-	return report.Summarize(contract.DefaultBoot, reports).ExitCode(), nil
+	return report.Summarize(contract.DefaultBoot, c.Reports).ExitCode(), nil
 }
 
 func TestJudgeTrustsOnlyCompleteResults(t *testing.T) {

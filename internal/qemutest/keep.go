@@ -5,8 +5,6 @@ package qemutest
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 
 	"github.com/onsi/ginkgo/v2/types"
 
@@ -21,7 +19,8 @@ type made struct {
 	plan    contract.BootPlan
 	chosen  types.SpecReports
 	br      results.BootResult
-	reports []types.Report
+	carried *Carried // what its console carried, once judged
+	console []byte
 	err     error
 	absent  string // the default boot found no feature: this one was not made
 }
@@ -56,10 +55,10 @@ func (r *run) makeBoot(ctx context.Context, plan contract.BootPlan, sideBySide b
 		rep = rep.Lines()
 	}
 	var boot *qemu.Result
-	m.reports, boot, m.err = r.bootOnce(ctx, plan, filter, st, rep)
+	m.carried, boot, m.console, m.err = r.bootOnce(ctx, plan, filter, st, rep)
 	m.br.Boot = boot
 	if plan.IsDefault() && m.err == nil {
-		if why := featureAbsent(m.reports); why != "" {
+		if why := featureAbsent(m.carried.Reports); why != "" {
 			r.mu.Lock()
 			r.noFeature = why
 			r.mu.Unlock()
@@ -107,9 +106,16 @@ func (r *run) keep(ctx context.Context, m *made) error {
 		r.add(plan, skippedAs(plan, m.chosen, m.absent))
 		return nil
 	}
-	dmesg, _ := os.ReadFile(filepath.Join(res.Dir, "boots", plan.Name, "dmesg.txt"))
-	if lines := KernelProblems(dmesg); len(lines) > 0 {
-		res.KernelLogs = append(res.KernelLogs, results.KernelLog{Boot: plan.Name, Lines: lines})
+	r.sawConsole(m.console)
+	if m.carried != nil {
+		log, arrived := m.carried.KernelLog()
+		switch lines := KernelProblems(log); {
+		case len(lines) > 0:
+			res.KernelLogs = append(res.KernelLogs, results.KernelLog{Boot: plan.Name, Lines: lines})
+		case !arrived && m.err == nil:
+			// Nothing says this kernel logged no warning: not clean.
+			res.KernelLogs = append(res.KernelLogs, results.KernelLog{Boot: plan.Name, Missing: true})
+		}
 	}
 	res.Boots = append(res.Boots, m.br)
 	var died *BootDied
@@ -132,10 +138,13 @@ func (r *run) keep(ctx context.Context, m *made) error {
 	if len(plan.Append) == 0 {
 		r.bootsUp = true
 	}
-	if plan.IsDefault() && r.selftests != nil {
-		res.Selftests, res.SelftestsNote = readSelftests(filepath.Join(res.Dir, "boots", plan.Name), r.o.FtraceDir, r.selftests.tests)
+	if plan.IsDefault() {
+		r.defaultFiles = m.carried.Files
+		if r.selftests != nil {
+			res.Selftests, res.SelftestsNote = readSelftests(m.carried.Files, r.o.FtraceDir, r.selftests.tests)
+		}
 	}
-	r.add(plan, m.reports...)
+	r.add(plan, m.carried.Reports...)
 	return nil
 }
 

@@ -10,7 +10,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -94,9 +93,13 @@ func (rn *Runner) Run(ctx context.Context, o Options) (*results.Result, error) {
 	}
 	if o.Claims {
 		// After the conformance boots, whose verdict they do not change.
-		r.res.Claims = r.measureClaims(ctx)
+		var err error
+		r.res.Claims, err = r.measureClaims(ctx)
 		if ctx.Err() != nil {
 			return r.res, failed("measuring the claims", ctx.Err())
+		}
+		if err != nil {
+			return r.res, err
 		}
 	}
 	return r.finish()
@@ -160,6 +163,10 @@ type run struct {
 	summaries []report.Summary // theirs, boot by boot
 	bootsUp   bool             // a boot without a plan's parameters reached the suite
 	booter    booter           // makes each boot; nil boots here, under QEMU
+	// defaultFiles are the files the default boot's frames carried;
+	// banner is the kernel's, from the first console that showed it.
+	defaultFiles map[string][]byte
+	banner       string
 
 	mu        sync.Mutex
 	noFeature string // why the default boot found no feature, if it did not
@@ -182,12 +189,19 @@ func (r *run) finish() (*results.Result, error) {
 		res.Summary.Require(contract.LabelStackmap, res.RequiredWhy)
 	}
 	if r.o.Tree != "" {
-		res.Decoder, res.DecoderNote = checkDecoder(r.o.Tree, filepath.Join(res.Dir, "boots", contract.DefaultBoot), r.o.Progress)
+		res.Decoder, res.DecoderNote = checkDecoder(r.o.Tree, filepath.Join(res.Dir, "boots", contract.DefaultBoot), r.defaultFiles, r.o.Progress)
 	}
 	if res.Summary.Kernel == "" {
 		// No guest reported (every boot died): the console still names it.
-		console, _ := os.ReadFile(filepath.Join(res.Dir, "console.log"))
-		res.Summary.Kernel = kernelFromConsole(console)
+		res.Summary.Kernel = r.banner
 	}
 	return res, nil
+}
+
+// sawConsole keeps the kernel's banner from a boot's console, the first
+// one that shows it, in case no guest reports its kernel.
+func (r *run) sawConsole(console []byte) {
+	if r.banner == "" {
+		r.banner = kernelFromConsole(console)
+	}
 }

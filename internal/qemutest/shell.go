@@ -48,7 +48,9 @@ func Shell(ctx context.Context, o Options, stdin io.Reader, stdout, stderr io.Wr
 	boot := qemu.Boot{Machine: r.m, Kernel: r.kernel, Initrd: initrd,
 		Append: o.kernelArgs(defaultPlan()), Memory: o.Mem, Extra: o.QEMUOpts}
 	args := append([]string{r.m.Binary}, boot.Args()...)
-	results.WriteRerun(dir, "Boots the kernel of this run to a shell again.", args)
+	if err := results.WriteRerun(dir, "Boots the kernel of this run to a shell again.", args); err != nil {
+		return r.res, failed("writing rerun.sh", err)
+	}
 	fmt.Fprintf(stderr, "booting %s to a shell (%s); Ctrl-A x stops QEMU\n", filepath.Base(r.res.Kernel), strings.Join(boot.Append, " "))
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr

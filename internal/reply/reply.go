@@ -5,6 +5,8 @@
 // Tested-by trailer only when every run passed. It never sends mail.
 package reply
 
+import "github.com/ftrace-stackmap/conformance/internal/contract"
+
 // File is the reply's name in a run's or a walk's directory.
 const File = "reply.eml"
 
@@ -32,7 +34,8 @@ type Run struct {
 
 // Failure is a requirement that did not pass: FAIL or UNRESOLVED.
 type Failure struct {
-	Class, ID   string
+	Class       contract.Class
+	ID          string
 	Requirement string // the contract's words for it
 	Observed    string
 }
@@ -50,7 +53,7 @@ func (r Report) Tested() (bool, string) {
 			return false, "the " + run.Arch + " kernel lacks the stackmap feature (" + run.NoFeature + ")"
 		}
 		for _, f := range run.Failures {
-			if f.Class == "UNRESOLVED" {
+			if f.Class == contract.Unresolved {
 				return false, "the " + run.Arch + " run left " + f.ID + " UNRESOLVED"
 			}
 		}

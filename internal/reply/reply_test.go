@@ -224,3 +224,22 @@ func TestB4CollectsTrailer(t *testing.T) {
 		}
 	}
 }
+
+// A run whose kernel log did not arrive earns no Tested-by: its kernel-log
+// check is an UNRESOLVED failure of the reply, named with its boot.
+func TestKernelLogMissingIsUnresolved(t *testing.T) {
+	res := run(passSpec)
+	res.KernelLogs = []results.KernelLog{{Boot: "bits-12", Missing: true}}
+	r := FromRun(res)
+	fs := r.Runs[0].Failures
+	if len(fs) != 1 || fs[0].Class != contract.Unresolved || !strings.HasPrefix(fs[0].Observed, "boot bits-12: no kernel log arrived") {
+		t.Fatalf("failures %+v, want the kernel log UNRESOLVED", fs)
+	}
+	// Tested goes by the class, whatever the verdict's words.
+	r.Runs[0].Verdict = "ok"
+	ok, why := r.Tested()
+	t.Logf("no Tested-by: %s", why)
+	if ok || why != "the x86_64 run left kernel log UNRESOLVED" {
+		t.Errorf("Tested() = %v, %q; want no trailer for the kernel log", ok, why)
+	}
+}

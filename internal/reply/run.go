@@ -27,14 +27,18 @@ func FromRun(res *results.Result) Report {
 		}
 		for _, id := range orNone(sp.IDs) {
 			failed = append(failed, id)
-			run.Failures = append(run.Failures, Failure{Class: string(sp.Class), ID: id, Requirement: Requirement(id, sp.Text), Observed: firstLine(sp.Message)})
+			run.Failures = append(run.Failures, Failure{Class: sp.Class, ID: id, Requirement: Requirement(id, sp.Text), Observed: firstLine(sp.Message)})
 		}
 	}
+	const kernelLog = "the kernel logs no warning, oops or lockup"
 	for _, p := range res.KernelProblems() {
-		run.Failures = append(run.Failures, Failure{Class: "FAIL", ID: "kernel log", Requirement: "the kernel logs no warning, oops or lockup", Observed: p})
+		run.Failures = append(run.Failures, Failure{Class: contract.Fail, ID: "kernel log", Requirement: kernelLog, Observed: p})
+	}
+	for _, boot := range res.MissingKernelLogs() {
+		run.Failures = append(run.Failures, Failure{Class: contract.Unresolved, ID: "kernel log", Requirement: kernelLog, Observed: "boot " + boot + ": " + results.KernelLogMissing})
 	}
 	if d := res.Decoder; d != nil && !d.Agrees() {
-		run.Failures = append(run.Failures, Failure{Class: "FAIL", ID: "decoder", Requirement: "the tree's decoder reads the kernel's binary export", Observed: d.Problems[0]})
+		run.Failures = append(run.Failures, Failure{Class: contract.Fail, ID: "decoder", Requirement: "the tree's decoder reads the kernel's binary export", Observed: d.Problems[0]})
 	}
 	hint := false
 	for _, c := range res.Selftests {

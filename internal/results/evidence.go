@@ -112,6 +112,9 @@ func Evidence(res *Result) string {
 		for _, p := range res.KernelProblems() {
 			b.WriteString(wrap("  ", "    ", p))
 		}
+		for _, boot := range res.MissingKernelLogs() {
+			b.WriteString(wrap("  ", "    ", "UNRESOLVED "+KernelLogTest(boot)+": "+KernelLogMissing))
+		}
 	}
 	b.WriteString(claimsEvidence(res))
 	// A command is not wrapped: it must paste back whole.

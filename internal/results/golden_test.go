@@ -116,8 +116,8 @@ func failingRun() *Result {
 	res.Suite = "github.com/ftrace-stackmap/conformance v1.2-3-g0123456789ab-dirty"
 	res.Started = started
 	res.Summary.SuiteProblems = []string{"AfterSuite: tracefs settings differ after the suite: current_tracer nop, want function"}
-	res.KernelLogs = []KernelLog{{"default", []string{oops, "BUG: KASAN: slab-out-of-bounds in stackmap_insert+0x1c/0x80"}},
-		{"trace-options", []string{"Kernel panic - not syncing: stackmap: bad option"}}}
+	res.KernelLogs = []KernelLog{{Boot: "default", Lines: []string{oops, "BUG: KASAN: slab-out-of-bounds in stackmap_insert+0x1c/0x80"}},
+		{Boot: "trace-options", Lines: []string{"Kernel panic - not syncing: stackmap: bad option"}}}
 	res.Decoder = &dumpcheck.Check{Tool: dumpcheck.Tool, Stacks: 12,
 		Problems: []string{"stack 7: depth 5, the kernel's 6", "stack 9: ref count 2, the kernel's 3"}}
 	res.Selftests = []ftracetest.Case{

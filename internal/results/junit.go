@@ -7,6 +7,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/reporters"
 
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
@@ -15,14 +16,20 @@ const JUnitFile = "junit.xml"
 
 // JUnit is the run as JUnit XML (report.Run.JUnit), with the cases of a
 // QEMU run's own after the specs': a boot whose kernel logged problems
-// fails a testcase "kernel-log" of its class, and the tree's decoder is a
+// fails a testcase "kernel-log" of its class (an error when its log did
+// not arrive), and the tree's decoder is a
 // testcase "decoder" of the default boot's.
 func JUnit(res *Result) ([]byte, error) {
 	arch := res.Request.Arch.Name
 	var more []report.JUnitCase
 	for _, l := range res.KernelLogs {
-		more = append(more, report.JUnitCase{Name: "kernel-log", Classname: arch + "." + l.Boot, Time: "0",
-			Failure: &reporters.JUnitFailure{Message: report.Plain(l.Lines[0]), Type: "KERNEL", Description: report.Plain(strings.Join(l.Lines, "\n"))}})
+		c := report.JUnitCase{Name: "kernel-log", Classname: arch + "." + l.Boot, Time: "0"}
+		if l.Missing {
+			c.Error = &reporters.JUnitError{Message: KernelLogMissing, Type: string(contract.Unresolved), Description: KernelLogMissing}
+		} else {
+			c.Failure = &reporters.JUnitFailure{Message: report.Plain(l.Lines[0]), Type: "KERNEL", Description: report.Plain(strings.Join(l.Lines, "\n"))}
+		}
+		more = append(more, c)
 	}
 	if d := res.Decoder; d != nil {
 		c := report.JUnitCase{Name: "decoder", Classname: arch + ".default", Time: "0"}

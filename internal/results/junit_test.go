@@ -21,7 +21,7 @@ func TestJUnitAgreesWithTheSummary(t *testing.T) {
 	debian.Entry = "debian-6.12"
 	// Every spec passed, but a boot's kernel warned: a failure of its own.
 	warnedKernel := result(pass, warned)
-	warnedKernel.KernelLogs = []KernelLog{{"default", []string{oops}}, {"bits-12", []string{"BUG: KFENCE: out-of-bounds read"}}}
+	warnedKernel.KernelLogs = []KernelLog{{Boot: "default", Lines: []string{oops}}, {Boot: "bits-12", Lines: []string{"BUG: KFENCE: out-of-bounds read"}}}
 	for name, tc := range map[string]struct {
 		res                              *Result
 		suite                            string

@@ -60,7 +60,11 @@ func kcidbTests(origin, buildID string, res *Result) []kcidbTest {
 		w.add(sp.Name, specStatus(sp.Class), sp.Text, excerpt, sp.Duration, m)
 	}
 	for _, l := range res.KernelLogs {
-		w.add(KernelLogTest(l.Boot), "FAIL", "the kernel's log of boot "+l.Boot+" shows no warning, oops or lockup", strings.Join(l.Lines, "\n"), 0, nil)
+		excerpt := strings.Join(l.Lines, "\n")
+		if l.Missing {
+			excerpt = KernelLogMissing
+		}
+		w.add(KernelLogTest(l.Boot), specStatus(l.Class()), "the kernel's log of boot "+l.Boot+" shows no warning, oops or lockup", excerpt, 0, nil)
 	}
 	if d := res.Decoder; d != nil {
 		status := "PASS"

@@ -5,6 +5,7 @@ package results
 import (
 	"strings"
 
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/dumpcheck"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
@@ -14,11 +15,15 @@ const maxTail = 20
 
 // KTAP is the run as KTAP (report.Run.KTAP), with the tests of a QEMU
 // run's own after the specs': a boot whose kernel logged problems fails a
-// test of its own, the tree's decoder is a test, and the tree's ftracetest
+// test of its own (UNRESOLVED when its log did not arrive), the tree's decoder is a test, and the tree's ftracetest
 // a subtest.
 func KTAP(res *Result) string {
 	return res.run().KTAP(func(k *report.KTAP) {
 		for _, l := range res.KernelLogs {
+			if l.Missing {
+				k.Class(KernelLogTest(l.Boot), contract.Unresolved, false, KernelLogMissing)
+				continue
+			}
 			for _, line := range l.Lines {
 				k.Diag("KERNEL: ", line)
 			}

@@ -45,7 +45,7 @@ func TestKTAPParses(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			res := tc.res
-			res.KernelLogs = []KernelLog{{"default", []string{oops}}}
+			res.KernelLogs = []KernelLog{{Boot: "default", Lines: []string{oops}}}
 			lines := strings.Split(strings.TrimSuffix(KTAP(res), "\n"), "\n")
 			if len(lines) < 3 || !versionLine.MatchString(lines[0]) || !planLine.MatchString(lines[1]) {
 				t.Fatalf("no version and plan lines:\n%s", strings.Join(lines, "\n"))

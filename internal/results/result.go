@@ -67,9 +67,10 @@ type Result struct {
 	Lanes        int           // boots made at a time
 	Summary      report.Summary
 	Boots        []BootResult
-	// KernelLogs are the warnings, oopses and lockups the guests' kernel
-	// logs show, by boot in plan order: a kernel that misbehaves fails the
-	// run.
+	// KernelLogs are the kernel-log checks that did not pass, by boot in
+	// plan order: a kernel that warned, oopsed or stalled fails the run,
+	// and a boot whose kernel log never arrived leaves its check
+	// UNRESOLVED.
 	KernelLogs []KernelLog
 	// Selftests are the verdicts of the tree's own ftracetest, when asked
 	// for; SelftestsNote says why there are none, or what went wrong.
@@ -94,16 +95,43 @@ type Result struct {
 	NoVerdict string
 }
 
-// KernelLog is what one boot's kernel log showed wrong: a failed test of
+// KernelLog is one boot's kernel-log check that did not pass: a test of
 // its own in the KTAP and the JUnit, and in the closing line, so that no
-// report reads as a pass of a run that failed on it.
+// report reads as a pass of a run that failed on it. It failed with the
+// lines that report trouble, or is UNRESOLVED when the log never came.
 type KernelLog struct {
 	Boot  string
 	Lines []string
+	// Missing says the guest's kernel log did not arrive: nothing says
+	// the kernel logged no warning, so the boot is not clean.
+	Missing bool
+}
+
+// KernelLogMissing is why a boot's kernel-log test is UNRESOLVED.
+const KernelLogMissing = "no kernel log arrived (the console has no dmesg.txt frame): whether the kernel warned, oopsed or stalled is unknown"
+
+// Class is the check's verdict: FAIL, or UNRESOLVED when the log is missing.
+func (k KernelLog) Class() contract.Class {
+	if k.Missing {
+		return contract.Unresolved
+	}
+	return contract.Fail
+}
+
+// kernelLogs counts the boots whose kernel-log check is in class c.
+func (r *Result) kernelLogs(c contract.Class) int {
+	n := 0
+	for _, k := range r.KernelLogs {
+		if k.Class() == c {
+			n++
+		}
+	}
+	return n
 }
 
 // KernelProblems are the kernel's problems as the reports list them, each
-// after its boot: "boot bits-12: WARNING: ...".
+// after its boot: "boot bits-12: WARNING: ...". A log that did not arrive
+// shows none: MissingKernelLogs names its boot.
 func (r *Result) KernelProblems() []string {
 	var out []string
 	for _, k := range r.KernelLogs {
@@ -114,11 +142,23 @@ func (r *Result) KernelProblems() []string {
 	return out
 }
 
+// MissingKernelLogs are the boots whose kernel log did not arrive.
+func (r *Result) MissingKernelLogs() []string {
+	var out []string
+	for _, k := range r.KernelLogs {
+		if k.Missing {
+			out = append(out, k.Boot)
+		}
+	}
+	return out
+}
+
 // KernelLogTest names a boot's kernel-log test: beside its specs'.
 func KernelLogTest(boot string) string { return boot + ".kernel-log" }
 
 // Totals are the closing line's numbers: the specs', and a failure for
-// each boot whose kernel logged problems.
+// each boot whose kernel-log check did not pass (UNRESOLVED counts as
+// failed, as a spec's does).
 func (r *Result) Totals() (passed, failed, skipped int) {
 	p, f, k := r.Summary.Totals()
 	if d := r.Decoder; d != nil && d.Agrees() {
@@ -136,17 +176,23 @@ const DecoderTest = contract.DefaultBoot + ".decoder"
 // ClosingLine is the last line of the run.
 func (r *Result) ClosingLine() string { return report.Closing(r.Totals()) }
 
-// ExitCode is the run's exit status: the summary's, or 1 when a kernel log
-// shows a problem and nothing worse happened.
+// ExitCode is the run's exit status: the summary's, or, when that is 0,
+// 1 when a kernel log shows a problem or the decoder disagrees, else 2
+// when a kernel log did not arrive.
 func (r *Result) ExitCode() int {
 	if r.NoVerdict != "" {
 		return 2
 	}
 	code := r.Summary.ExitCode()
-	if code == 0 && (len(r.KernelLogs) > 0 || r.Decoder != nil && !r.Decoder.Agrees()) {
+	switch {
+	case code != 0:
+		return code
+	case r.kernelLogs(contract.Fail) > 0 || r.Decoder != nil && !r.Decoder.Agrees():
 		return 1
+	case r.kernelLogs(contract.Unresolved) > 0:
+		return 2
 	}
-	return code
+	return 0
 }
 
 // Verdict is the run's verdict on one line, as verdict.txt keeps it: "ok",
@@ -157,7 +203,9 @@ func (r *Result) Verdict() string {
 		return "NO VERDICT: " + r.NoVerdict
 	case r.ExitCode() == 0 || r.Summary.ExitCode() != 0:
 		return r.Summary.Verdict(r.RequiredWhy)
-	case len(r.KernelLogs) == 0:
+	case r.ExitCode() == 2:
+		return "NO VERDICT: " + KernelLogTest(r.MissingKernelLogs()[0]) + " UNRESOLVED: " + KernelLogMissing
+	case r.kernelLogs(contract.Fail) == 0:
 		return "FAIL: the tree's " + dumpcheck.Tool + " disagrees with the kernel's export"
 	}
 	return "FAIL: the kernel logged problems"

@@ -27,7 +27,21 @@ func TestExitCodes(t *testing.T) {
 		{"a failure", result(pass, fail), 1, 1, "FAIL"},
 		{"unresolved", result(pass, unresolved), 2, report.KselftestNoVerdict, "NO VERDICT"},
 		{"no verdict", &Result{NoVerdict: "QEMU missing"}, 2, report.KselftestNoVerdict, "NO VERDICT: QEMU missing"},
-		{"kernel problems", func() *Result { r := result(pass); r.KernelLogs = []KernelLog{{"default", []string{oops}}}; return r }(), 1, 1, "FAIL: the kernel logged"},
+		{"kernel problems", func() *Result {
+			r := result(pass)
+			r.KernelLogs = []KernelLog{{Boot: "default", Lines: []string{oops}}}
+			return r
+		}(), 1, 1, "FAIL: the kernel logged"},
+		{"kernel log missing", func() *Result {
+			r := result(pass)
+			r.KernelLogs = []KernelLog{{Boot: "bits-12", Missing: true}}
+			return r
+		}(), 2, report.KselftestNoVerdict, "NO VERDICT: bits-12.kernel-log UNRESOLVED: no kernel log arrived"},
+		{"kernel log missing, another warned", func() *Result {
+			r := result(pass)
+			r.KernelLogs = []KernelLog{{Boot: "default", Lines: []string{oops}}, {Boot: "bits-12", Missing: true}}
+			return r
+		}(), 1, 1, "FAIL: the kernel logged"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.res.ExitCodeAs(report.ExitCodesSmct); got != tc.smct {
@@ -107,9 +121,9 @@ func TestRequire(t *testing.T) {
 func TestKernelLogs(t *testing.T) {
 	res := result(pass)
 	res.KernelLogs = []KernelLog{
-		{"default", []string{"WARNING: CPU: 0 PID: 1 at kernel/trace/trace_stackmap.c:88 stackmap_reset+0x44/0x90", "BUG: KASAN: slab-out-of-bounds in stackmap_insert+0x1c/0x80"}},
-		{"stress", []string{"rcu: INFO: rcu_sched self-detected stall on CPU"}},
-		{"bits-12", []string{"INFO: task kworker/0:1:12 blocked for more than 120 seconds."}},
+		{Boot: "default", Lines: []string{"WARNING: CPU: 0 PID: 1 at kernel/trace/trace_stackmap.c:88 stackmap_reset+0x44/0x90", "BUG: KASAN: slab-out-of-bounds in stackmap_insert+0x1c/0x80"}},
+		{Boot: "stress", Lines: []string{"rcu: INFO: rcu_sched self-detected stall on CPU"}},
+		{Boot: "bits-12", Lines: []string{"INFO: task kworker/0:1:12 blocked for more than 120 seconds."}},
 	}
 	got := res.KernelProblems()
 	want := []string{

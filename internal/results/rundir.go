@@ -4,6 +4,7 @@ package results
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -82,19 +83,16 @@ func NewConsole(dir string) *Console {
 	return &Console{path: filepath.Join(dir, "console.log")}
 }
 
-// Add appends the console a boot saved in bootLog; a console that cannot
-// be read or written leaves the boot's own file the only copy.
-func (c *Console) Add(boot, commandLine, bootLog string) {
+// Add appends a boot's console, whole, under its heading line.
+func (c *Console) Add(boot, commandLine string, console []byte) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	data, _ := os.ReadFile(bootLog)
 	f, err := os.OpenFile(c.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
-		return
+		return err
 	}
-	defer f.Close()
-	fmt.Fprintf(f, "===== boot %s: %s =====\n", boot, commandLine)
-	f.Write(data)
+	_, err = fmt.Fprintf(f, "===== boot %s: %s =====\n%s", boot, commandLine, console)
+	return errors.Join(err, f.Close())
 }
 
 // WriteQEMUCommand writes the command a boot ran into its directory, as a

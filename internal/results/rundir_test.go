@@ -79,12 +79,12 @@ func TestConsoleKeepsBootsWhole(t *testing.T) {
 	c := NewConsole(dir)
 	var wg sync.WaitGroup
 	for _, name := range []string{"a", "b", "c", "d"} {
-		log := filepath.Join(dir, name+".log")
-		os.WriteFile(log, []byte(strings.Repeat(name+" line\n", 2000)), 0o644)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.Add(name, "qemu "+name, log)
+			if err := c.Add(name, "qemu "+name, []byte(strings.Repeat(name+" line\n", 2000))); err != nil {
+				t.Error(err)
+			}
 		}()
 	}
 	wg.Wait()
@@ -119,5 +119,28 @@ func TestRerunAndCommand(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, "qemu-command.txt")); string(got) != "qemu-system-x86_64 -append 'console=ttyS0 panic=-1'\n" {
 		t.Errorf("qemu-command.txt = %q", got)
+	}
+}
+
+// A report that cannot be written (here a directory in the way of
+// summary.txt) leaves the run without a verdict: the error names the
+// file, and the reports that can still be written say so.
+func TestReportNotWrittenIsNoVerdict(t *testing.T) {
+	t.Setenv(KCIDBOriginEnv, "")
+	res := result(pass)
+	res.Dir = t.TempDir()
+	if err := os.Mkdir(filepath.Join(res.Dir, SummaryFile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	summary, err := Write(res)
+	t.Logf("error: %v", err)
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(res.Dir, SummaryFile)) {
+		t.Fatalf("Write() = %v, want an error naming %s", err, SummaryFile)
+	}
+	verdict, _ := os.ReadFile(filepath.Join(res.Dir, VerdictFile))
+	t.Logf("%s: %s", VerdictFile, verdict)
+	if res.ExitCode() != 2 || !strings.HasPrefix(string(verdict), "NO VERDICT: writing the reports: ") ||
+		!strings.Contains(string(verdict), SummaryFile) || !strings.Contains(summary, "\nNO VERDICT: writing the reports: ") {
+		t.Errorf("exit %d, %s %q; want 2 and no verdict naming %s, in the summary too", res.ExitCode(), VerdictFile, verdict, SummaryFile)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/dumpcheck"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
@@ -37,6 +38,9 @@ func Text(res *Result) string {
 	}
 	for _, p := range res.KernelProblems() {
 		fmt.Fprintf(&b, "%-11s %s\n", "KERNEL", p)
+	}
+	for _, boot := range res.MissingKernelLogs() {
+		fmt.Fprintf(&b, "%-11s %s -- %s\n", contract.Unresolved, KernelLogTest(boot), KernelLogMissing)
 	}
 	writeSelftests(&b, res)
 	b.WriteString(decoderText(res, "\n", "  "))

@@ -3,6 +3,8 @@
 package results
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -27,28 +29,45 @@ const (
 // and the KCIDB data (for KCIDB_ORIGIN=) into the run's directory, and
 // returns the summary: what qemu-test prints. A run without a verdict
 // (Result.NoVerdict) gets them too, saying why.
+//
+// A report that cannot be written leaves the run without a verdict: Write
+// sets NoVerdict, writes what it still can saying so, and returns the
+// error, which names the file. The caller ends the run as one without a
+// verdict (ExitCode is 2 from then on).
 func Write(res *Result) (string, error) {
+	summary, err := write(res)
+	if err == nil {
+		return summary, nil
+	}
+	err = fmt.Errorf("writing the reports: %w", err)
+	if res.NoVerdict == "" {
+		res.NoVerdict = err.Error()
+		summary, _ = write(res) // its error is err again
+	}
+	return summary, err
+}
+
+// write writes every report, going on past one that fails so that as
+// many as can say the verdict, and returns the summary and the errors.
+func write(res *Result) (string, error) {
 	summary := Text(res)
 	junit, err := JUnit(res)
 	if err != nil {
 		return summary, err
 	}
+	var errs []error
 	for _, f := range []struct{ name, text string }{
 		{SummaryFile, summary}, {KTAPFile, KTAP(res)}, {JUnitFile, string(junit)}, {EvidenceFile, Evidence(res)},
 		{VerdictFile, report.OneLine(res.Verdict()) + "\n"},
 	} {
-		if err := os.WriteFile(filepath.Join(res.Dir, f.name), []byte(report.Plain(f.text)), 0o644); err != nil {
-			return summary, err
-		}
+		errs = append(errs, os.WriteFile(filepath.Join(res.Dir, f.name), []byte(report.Plain(f.text)), 0o644))
 	}
-	if err := writeClaims(res); err != nil {
-		return summary, err
-	}
+	errs = append(errs, writeClaims(res))
 	origin, err := KCIDBOrigin()
-	if err != nil {
-		return summary, err
+	if err == nil {
+		err = WriteKCIDB(res.Dir, origin, res)
 	}
-	return summary, WriteKCIDB(res.Dir, origin, res)
+	return summary, errors.Join(append(errs, err)...)
 }
 
 // writeClaims writes claims.txt and claims.json when the run measured

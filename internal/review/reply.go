@@ -46,7 +46,7 @@ func (w *Walk) Reply(profile contract.Profile) reply.Report {
 				if (c == contract.Fail || c == contract.Unresolved) && !seen[id] {
 					seen[id] = true
 					failed = append(failed, id)
-					run.Failures = append(run.Failures, reply.Failure{Class: string(c), ID: id, Requirement: reply.Requirement(id, ""),
+					run.Failures = append(run.Failures, reply.Failure{Class: c, ID: id, Requirement: reply.Requirement(id, ""),
 						Observed: fmt.Sprintf("from %d/%d: %s", k, n, st.Reasons[id])})
 				}
 			}

@@ -274,7 +274,11 @@ func TestInitThatCannotRunIsNoVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = qemutest.Judge(dir, boot)
+	console, err := os.ReadFile(filepath.Join(dir, "console.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = qemutest.Judge(console, filepath.Join(dir, "console.log"), boot)
 	var ie *qemutest.InfraError
 	if !errors.As(err, &ie) || !strings.Contains(ie.Error(), "No working init found") {
 		t.Fatalf("Judge() = %v, want a panic naming 'No working init found'", err)
