@@ -64,7 +64,7 @@ func finish(ctx context.Context, res *results.Result, err error, exitCodes repor
 	}
 	summary, err := results.Write(res)
 	if err != nil {
-		return noVerdict(ctx, res, fmt.Errorf("writing the reports: %w", err), exitCodes, out)
+		return noVerdict(ctx, res, err, exitCodes, out)
 	}
 	writeReply(res, out.stderr)
 	if res.Claims != nil {

@@ -133,7 +133,7 @@ func JudgeLogs(ctx context.Context, o qemutest.Options, dir string, logs []strin
 				res.NoVerdict = report.Plain(err.Error())
 			}
 			if _, werr := results.Write(res); werr != nil && c.Err == nil {
-				c.Err = AsInfra(fmt.Errorf("writing the reports: %w", werr))
+				c.Err = AsInfra(werr)
 			}
 		}
 		cells = append(cells, c)

@@ -186,6 +186,9 @@ func (r Row) Caught() bool {
 	return hit && len(r.Undocumented()) == 0
 }
 
+// kernelLog names the kernel-log check in a row, beside requirements.
+const kernelLog = "kernel-log"
+
 // Run boots the kernel of base once without faults and once per fault.
 func Run(ctx context.Context, base qemutest.Options, faults []Fault, progress io.Writer) []Row {
 	var rn qemutest.Runner // one kernel for every run: probed for KVM once
@@ -217,7 +220,18 @@ func boot(ctx context.Context, rn *qemutest.Runner, o qemutest.Options, f Fault,
 	}
 	// What the fault made fail, in the reports a reviewer reads.
 	if _, err := results.Write(res); err != nil {
-		fmt.Fprintf(progress, "note: writing the reports of fault %s: %v\n", name, err)
+		row.Err = err // the run has no verdict without its reports
+		return row
+	}
+	if f.Name == "" || f.Variant {
+		// A kernel that must pass must also log nothing wrong, and its log
+		// must have arrived to say so.
+		if len(res.KernelProblems()) > 0 {
+			row.Failed = append(row.Failed, kernelLog)
+		}
+		if len(res.MissingKernelLogs()) > 0 {
+			row.Unresolved = append(row.Unresolved, kernelLog)
+		}
 	}
 	for id, c := range res.Summary.Coverage() {
 		switch c {

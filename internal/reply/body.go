@@ -29,7 +29,7 @@ func Body(r Report, sender *mail.Address) string {
 	b.WriteString("\nResults:\n")
 	for _, run := range r.Runs {
 		b.WriteString(report.Wrap(fmt.Sprintf("  %s: ", run.Arch), "    ", run.Closing))
-		if run.Verdict != "ok" {
+		if !run.Passed {
 			b.WriteString(report.Wrap("    verdict: ", "      ", run.Verdict))
 		}
 	}

@@ -26,7 +26,8 @@ type Report struct {
 type Run struct {
 	Arch      string
 	Closing   string // the run's closing line
-	Verdict   string // "ok", "FAIL..." or "NO VERDICT: ..."
+	Passed    bool   // the run's verdict is ok
+	Verdict   string // its words: "ok", "FAIL..." or "NO VERDICT: ..."
 	NoFeature string // why the kernel lacks the feature, "" when it has it
 	Failures  []Failure
 	Claims    string // what the claims plan measured, in a sentence; "" when not made
@@ -47,7 +48,7 @@ func (r Report) Tested() (bool, string) {
 	}
 	for _, run := range r.Runs {
 		switch {
-		case run.Verdict != "ok":
+		case !run.Passed:
 			return false, "the " + run.Arch + " run did not pass (" + run.Verdict + ")"
 		case run.NoFeature != "":
 			return false, "the " + run.Arch + " kernel lacks the stackmap feature (" + run.NoFeature + ")"

@@ -13,7 +13,7 @@ import (
 // FromRun is what a reply says of one qemu-test run.
 func FromRun(res *results.Result) Report {
 	o := res.Request
-	run := Run{Arch: o.Arch.Name, Closing: res.ClosingLine(), Verdict: res.Verdict()}
+	run := Run{Arch: o.Arch.Name, Closing: res.ClosingLine(), Passed: res.ExitCode() == 0, Verdict: res.Verdict()}
 	if res.Claims != nil {
 		run.Claims = res.Claims.Sentence()
 	}

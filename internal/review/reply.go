@@ -23,7 +23,7 @@ func (w *Walk) Reply(profile contract.Profile) reply.Report {
 	}
 	var failed []string
 	for _, arch := range w.Arches {
-		run := reply.Run{Arch: arch, Verdict: "ok"}
+		run := reply.Run{Arch: arch, Passed: true, Verdict: OK.String()}
 		if c := w.wholeClaims()[arch]; c != nil {
 			run.Claims = c.Sentence()
 		}
@@ -35,10 +35,10 @@ func (w *Walk) Reply(profile contract.Profile) reply.Report {
 				p++
 			case Failed:
 				f++
-				run.Verdict = "FAIL"
+				run.Passed, run.Verdict = false, Failed.String()
 			default:
-				if run.Verdict == "ok" {
-					run.Verdict = "NO VERDICT: " + st.Infra
+				if run.Passed {
+					run.Passed, run.Verdict = false, "NO VERDICT: "+st.Infra
 				}
 			}
 			for _, id := range sortedIDs(st.Classes) {

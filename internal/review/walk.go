@@ -201,6 +201,10 @@ func (w Walker) step(ctx context.Context, st *Step, a arch.Arch, src, resultsDir
 	for _, p := range res.KernelProblems() {
 		st.Problems = append(st.Problems, "kernel log: "+p)
 	}
+	if missing := res.MissingKernelLogs(); len(missing) > 0 && st.Infra == "" {
+		// Whether the kernel warned is unknown: no verdict for this prefix.
+		st.Infra = fmt.Sprintf("%s: %s", results.KernelLogTest(missing[0]), results.KernelLogMissing)
+	}
 	if d := res.Decoder; d != nil {
 		st.Decoder = "agrees"
 		if !d.Agrees() {
@@ -209,7 +213,7 @@ func (w Walker) step(ctx context.Context, st *Step, a arch.Arch, src, resultsDir
 		}
 	}
 	if _, err := results.Write(res); err != nil {
-		return fmt.Errorf("writing the reports of %s: %w", res.Dir, err)
+		return fmt.Errorf("%s: %w", res.Dir, err)
 	}
 	return nil
 }
