@@ -106,6 +106,11 @@ var (
 		fs.IntVar(&o.Lanes, "lanes", 0, "boots made at a time (default: one per CPU, as memory allows)")
 	}}
 
+	// claimsGroup adds the claims plan to a run or a walk's whole series.
+	claimsGroup = group{name: "claims", add: func(fs *flag.FlagSet, r *request) {
+		fs.BoolVar(&r.run.Claims, "claims", false, "also measure what the series claims (claims.txt); never changes the verdict")
+	}}
+
 	// resultsGroup is where run directories go.
 	resultsGroup = group{name: "results", add: func(fs *flag.FlagSet, r *request) {
 		fs.Var((*userPath)(&r.run.ResultsDir), "results", "where run directories go (default: the project's results/)")

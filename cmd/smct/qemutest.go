@@ -20,11 +20,10 @@ import (
 var qemuTestCmd = command{
 	name:       "qemu-test",
 	about:      "run the suite under QEMU on one kernel",
-	groups:     append(runGroups, exitGroup),
+	groups:     append(runGroups, claimsGroup, exitGroup),
 	refusedRun: true,
 	flags: func(fs *flag.FlagSet, r *request) func(context.Context, *request, outputs) int {
 		o := &r.run
-		fs.BoolVar(&o.Claims, "claims", false, "also measure what the series claims (claims.txt); never changes the verdict")
 		fs.Var((*userPath)(&o.FtraceDir), "ftracetest", "a kernel tree's tools/testing/selftests/ftrace: run its ftracetest in the default boot too")
 		fs.StringVar(&o.FtraceMatch, "ftracetest-match", results.DefaultFtraceMatch, "run the .tc files whose path contains this")
 		echo := fs.Bool("console", false, "copy the guest console to stderr as it arrives")

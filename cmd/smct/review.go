@@ -23,7 +23,8 @@ import (
 var reviewCmd = command{
 	name:   "review",
 	about:  "walk a series patch by patch on every arch, and compare it with another version",
-	groups: []group{archesGroup, buildGroup, profileGroup, specGroup, bootGroup, hereGroup, resultsGroup},
+	// -claims measures the whole series only.
+	groups: []group{archesGroup, buildGroup, profileGroup, specGroup, bootGroup, hereGroup, resultsGroup, claimsGroup},
 	flags: func(fs *flag.FlagSet, r *request) func(context.Context, *request, outputs) int {
 		var series, against seriesArg
 		var tree userPath
@@ -31,7 +32,6 @@ var reviewCmd = command{
 		fs.Var(&against, "against", "another version of the series to compare with (same forms)")
 		fs.Var(&tree, "tree", "the kernel source tree (a git repository) the series applies on")
 		base := fs.String("base", "", "the revision of -tree an mbox or message-id series applies on (default HEAD)")
-		fs.BoolVar(&r.run.Claims, "claims", false, "also measure what the series claims, on the whole series (claims.txt); never changes the verdict")
 		return func(ctx context.Context, r *request, out outputs) int {
 			s, other, err := readSeries(r, string(series), string(against), string(tree), *base)
 			if err != nil {
