@@ -6,6 +6,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/ftrace-stackmap/conformance/internal/lava"
 	"github.com/ftrace-stackmap/conformance/internal/matrix"
@@ -20,11 +23,17 @@ import (
 var lavaCmd = command{
 	name:   "lava",
 	about:  "write the LAVA job of the run qemu-test would make, and the device dictionary that runs it here",
-	groups: []group{archGroup, kernelGroup, buildGroup, profileGroup, specGroup, requireGroup, bootGroup, resultsGroup},
+	groups: []group{archGroup, kernelGroup, buildGroup, profileGroup, specGroup, requireGroup, bootGroup, resultsGroup, exitGroup},
 	flags: func(fs *flag.FlagSet, r *request) func(context.Context, *request, outputs) int {
 		r.run.Kind = "lava-job"
 		url := fs.String("url", "", "URL where the lab serves the job's lava/ directory, artefacts and all (default: file:// paths on this machine)")
+		var srv lava.Server
+		fs.StringVar(&srv.URL, "server", "", "a LAVA server to submit the job to, then follow it and judge its log (make lab's: http://127.0.0.1:8000)")
+		fs.StringVar(&srv.Token, "token", "", "the server user's REST token (default: $LAB_TOKEN, else make lab's)")
 		return func(ctx context.Context, r *request, out outputs) int {
+			if srv.URL != "" {
+				return onServer(ctx, r, lava.Served{URL: *url}, srv, out)
+			}
 			files, res, err := lava.WriteJob(ctx, new(qemutest.Runner), r.run, lava.Served{URL: *url})
 			if res != nil && res.Dir != "" {
 				fmt.Fprintf(out.stdout, "results: %s\n", res.Dir)
@@ -37,6 +46,38 @@ var lavaCmd = command{
 			return 0
 		}
 	},
+}
+
+// onServer makes the run as a job on a LAVA server and ends as qemu-test
+// does: the same reports, closing line and exit status.
+func onServer(ctx context.Context, r *request, at lava.Served, srv lava.Server, out outputs) int {
+	if srv.Token == "" {
+		srv.Token = labToken()
+	}
+	if srv.Token == "" {
+		return refuseAt(out, "lava", fmt.Errorf("no token for %s: give -token (LAB_TOKEN=), or start make lab", srv.URL))
+	}
+	tell := func(format string, args ...any) { fmt.Fprintf(out.progress.Always(), "lava: "+format+"\n", args...) }
+	res, on, err := lava.RunOnServer(ctx, new(qemutest.Runner), r.run, at, srv, tell)
+	if err == nil {
+		fmt.Fprintln(out.stdout, lava.Agreement(on.Log, res))
+	}
+	if on != nil && on.Job.ID != 0 {
+		fmt.Fprintf(out.stdout, "job %d: %s %s (%s)\n", on.Job.ID, on.Job.State, on.Job.Health, srv.JobURL(on.Job.ID))
+	}
+	return finish(ctx, res, err, r.exitCodes, out)
+}
+
+// labToken is the token make lab made, from the environment or its file.
+func labToken() string {
+	if t := os.Getenv("LAB_TOKEN"); t != "" {
+		return t
+	}
+	b, err := os.ReadFile(filepath.Join(cacheDir(), "lab", "token"))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // lavaResultsCmd reads a LAVA job's log and writes the run it made as a
