@@ -79,14 +79,14 @@ func TestResultClasses(t *testing.T) {
 		"[SM-STAT-01] clause broken, in the check's words":        contract.Fail,
 		"[SM-STAT-01] clause kept":                                contract.Pass,
 		"[SM-OPT-02] clause missed, informational":                contract.Pass,
-		"needs met":                                               contract.Pass,
-		"tracer missing":                                          contract.Unsupported,
-		"node missing":                                            contract.Unsupported,
-		"README phrase missing":                                   contract.Unsupported,
-		"available_tracers unreadable":                            contract.Unresolved,
-		"README unreadable":                                       contract.Unresolved,
-		"node cannot be looked up":                                contract.Unresolved,
-		"missing and unreadable":                                  contract.Unresolved,
+		"needs met":                    contract.Pass,
+		"tracer missing":               contract.Unsupported,
+		"node missing":                 contract.Unsupported,
+		"README phrase missing":        contract.Unsupported,
+		"available_tracers unreadable": contract.Unresolved,
+		"README unreadable":            contract.Unresolved,
+		"node cannot be looked up":     contract.Unresolved,
+		"missing and unreadable":       contract.Unresolved,
 	} {
 		if got := classes[text]; got != want {
 			t.Errorf("%q ended %s, want %s", text, got, want)
