@@ -7,6 +7,7 @@ import (
 
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -119,6 +120,28 @@ func TestParseStat(t *testing.T) {
 		if err := tc.st.CheckCapacity(); !errors.As(err, &capacity) || capacity.Stat != tc.st || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("CheckCapacity(%+v) = %v, want a *CapacityError saying %q", tc.st, err, tc.want)
 		}
+	}
+	// One check per clause: each finds its own problem and no other's.
+	bad := Stat{Entries: 1025, Capacity: 1024, TableSize: 1024, Successes: 2, Drops: 1, SuccessRate: 67, HasSuccessRate: true}
+	for name, tc := range map[string]struct {
+		err  error
+		want string
+	}{
+		"CheckRateShown": {bad.CheckRateShown(), ""},
+		"CheckRateValue": {bad.CheckRateValue(), "want 66%"},
+		"CheckBounds":    {bad.CheckBounds(), ""},
+		"CheckTableSize": {bad.CheckTableSize(), "want 2 x 1024"},
+		"CheckEntries":   {bad.CheckEntries(), "exceed"},
+	} {
+		if got := fmt.Sprint(tc.err); tc.want == "" && tc.err != nil || tc.want != "" && !strings.Contains(got, tc.want) {
+			t.Errorf("%s(%+v) = %v, want %q", name, bad, tc.err, tc.want)
+		}
+	}
+	if err := (Stat{Successes: 1}).CheckRateValue(); err != nil {
+		t.Errorf("CheckRateValue() of a stat without success_rate = %v, want nil: its absence is CheckRateShown's", err)
+	}
+	if n := RefSum([]Block{{Ref: 2}, {Ref: 3}}); n != 5 {
+		t.Errorf("RefSum() = %d, want 5", n)
 	}
 }
 
