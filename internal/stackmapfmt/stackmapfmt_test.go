@@ -243,8 +243,14 @@ func TestCheckHeader(t *testing.T) {
 		"wrong version":       {binFile(le, MagicV4, 2, rec), "v4", "version 2, want 1"},
 		"short header":        {good[:10], "v4", "shorter than the 16-byte header"},
 	} {
-		if _, err := CheckHeader(tc.data, tc.profile, le); err == nil || !strings.Contains(err.Error(), tc.want) {
+		_, err := CheckHeader(tc.data, tc.profile, le)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: CheckHeader() = %v, want error containing %q", name, err, tc.want)
+		}
+		// Another format's header is SM-BIN-01.2's, any other problem SM-BIN-01.1's.
+		other := strings.Contains(name, " under ") || strings.HasPrefix(name, "byte-swapped")
+		if errors.As(err, new(*OtherFormatError)) != other {
+			t.Errorf("%s: CheckHeader() = %T, an *OtherFormatError: %v", name, err, other)
 		}
 	}
 }
