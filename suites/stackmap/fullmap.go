@@ -65,9 +65,9 @@ func (f *fill) requireFull() {
 	}
 }
 
-// readStat reads stack_map_stat, a setup step, and parses it; a fill
+// statNow reads stack_map_stat, a setup step, and parses it; a fill
 // whose stat does not parse keeps the error and stops.
-func (f *fill) readStat(tfs *harness.TraceFS) (fmtx.Stat, bool) {
+func (f *fill) statNow(tfs *harness.TraceFS) (fmtx.Stat, bool) {
 	st, err := fmtx.ParseStat(readStatText(tfs))
 	if err != nil {
 		f.statErr = wrap(err, "stack_map_stat")
@@ -106,7 +106,7 @@ func smallestMap(st fmtx.Stat) int64 {
 // map is full and a few runs more, or the budget is spent.
 func fillMap(tfs *harness.TraceFS) *fill {
 	f := &fill{}
-	st, ok := f.readStat(tfs)
+	st, ok := f.statNow(tfs)
 	if !ok {
 		return f
 	}
@@ -119,7 +119,7 @@ func fillMap(tfs *harness.TraceFS) *fill {
 	// The boot's first fill takes the map as the boot left it, empty and
 	// never reset, so that what a reset does is SM-RESET-04's alone; a
 	// later fill resets it first.
-	if st, ok := f.readStat(tfs); !ok {
+	if st, ok := f.statNow(tfs); !ok {
 		return f
 	} else if st.Entries != 0 || st.Successes != 0 || st.Drops != 0 {
 		resetMap(tfs)
@@ -159,7 +159,7 @@ func fillMap(tfs *harness.TraceFS) *fill {
 	if lost := lostEvents(tfs); lost != 0 {
 		harness.Unresolved("the ring buffer lost %d events of the fill: trace cannot be counted against the map", lost)
 	}
-	if f.stat, ok = f.readStat(tfs); !ok {
+	if f.stat, ok = f.statNow(tfs); !ok {
 		return f
 	}
 	f.trace = fmtx.ParseTrace(readTrace(tfs))
