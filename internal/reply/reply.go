@@ -33,6 +33,7 @@ type Run struct {
 // Failure is a requirement that did not pass: FAIL or UNRESOLVED.
 type Failure struct {
 	Class, ID   string
+	Clause      string // the clause of ID a FAIL broke ("SM-STAT-03.4"), when its message names one
 	Requirement string // the contract's words for it
 	Observed    string
 }
