@@ -5,6 +5,7 @@ package harness
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -288,5 +289,25 @@ func TestAskedOnlyWithAFilterOrInTheGuest(t *testing.T) {
 	}
 	if !Asked(types.SuiteConfig{DryRun: true}) {
 		t.Errorf("Asked(the host's dry run) = false: the specs could not be listed")
+	}
+}
+
+func TestCPUStats(t *testing.T) {
+	tfs := fakeTraceFS(t)
+	for cpu, text := range []string{
+		"entries: 12\noverrun: 3\ncommit overrun: 9\nbytes: 640\noldest event ts:    41.000001\nnow ts:    42.5\ndropped events: 1\nread events: 0\n",
+		"entries: 0\noverrun: 0\ndropped events: 0\n",
+	} {
+		dir := tfs.Path(fmt.Sprintf("per_cpu/cpu%d", cpu))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "stats"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []BufferStats{{Entries: 12, Overrun: 3, Dropped: 1}, {}}
+	if got := CPUStats(tfs); !slices.Equal(got, want) {
+		t.Errorf("CPUStats() = %+v, want %+v", got, want)
 	}
 }

@@ -14,8 +14,9 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
-// liveReport is a live run's Ginkgo report: a pass, a failure and a skip,
-// or, without specs, a suite whose setup failed.
+// liveReport is a live run's Ginkgo report: a pass, a failure naming the
+// clause it broke and a skip, or, without specs, a suite whose setup
+// failed.
 func liveReport(specs bool) types.Report {
 	r := types.Report{StartTime: time.Date(2026, 11, 22, 16, 45, 52, 0, time.UTC),
 		SuiteConfig: types.SuiteConfig{RandomSeed: 1700000003, LabelFilter: "baseline || stackmap"}}
@@ -33,7 +34,7 @@ func liveReport(specs bool) types.Report {
 	kernel := types.ReportEntry{Name: contract.KernelEntry, Value: types.WrapEntryValue("6.12.117-stackmap #1 SMP PREEMPT_DYNAMIC x86_64")}
 	r.SpecReports = types.SpecReports{
 		it("BASE-ONOFF-01", types.SpecStatePassed, "", kernel),
-		it("SM-RESET-01", types.SpecStateFailed, "writing 0 to stack_map with tracing_on=1: got <nil>, want EBUSY\nExpected\n    <syscall.Errno>: 0\nto equal\n    <syscall.Errno>: 16"),
+		it("SM-RESET-01", types.SpecStateFailed, "[SM-RESET-01.1] writing 0 to stack_map with tracing_on=1: got <nil>, want EBUSY\nExpected\n    <syscall.Errno>: 0\nto equal\n    <syscall.Errno>: 16"),
 		it("SM-BIN-01", types.SpecStateSkipped, "kernel has no stackmap feature", contract.Mark(contract.Unsupported)),
 	}
 	return r

@@ -78,10 +78,10 @@ func Prerequisite(id string, err error) {
 	end(contract.Unresolved, fmt.Sprintf("%s is broken, so this cannot be checked: %v", id, err), 1)
 }
 
-// Warn records a miss of an informational requirement: the spec still
-// passes, and the report shows the warning next to it.
-func Warn(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
+// Warn records a miss of a clause of an informational requirement: the
+// spec still passes, and the report shows the warning next to it.
+func Warn(clause func() string) {
+	msg := clause()
 	AddReportEntry(contract.WarningEntry, msg)
 	fmt.Fprintf(GinkgoWriter, "WARNING: %s\n", msg)
 }

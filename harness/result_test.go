@@ -10,6 +10,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
+	"github.com/onsi/gomega"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 )
@@ -35,6 +36,14 @@ func TestResultClasses(t *testing.T) {
 	ReqIt("SM-STAT-01", "own requirement as a prerequisite, broken", func() { Prerequisite("SM-STAT-01", broken) })
 	ReqIt("SM-STAT-01", "own requirement as a prerequisite, met", func() { Prerequisite("SM-STAT-01", nil) })
 	ReqIt("SM-BIN-03", "note on a pass", func() { Note("symbols not compared") })
+	// A failure names the clause it breaks first, however the spec fails.
+	ReqIt("SM-STAT-03", "clause broken in an assertion", func() {
+		gomega.NewGomega(Fail).Expect(1008).To(gomega.Equal(1024), Clause("SM-STAT-03.4", "entries %d of %d", 1008, 1024))
+	})
+	ReqIt("SM-STAT-03", "clause broken by hand", func() { Violated(Clause("SM-STAT-03.5", "drops %d", 3)) })
+	ReqIt("SM-STAT-01", "clause broken, in the check's words", func() { FailOn(broken, Clause("SM-STAT-01.3", "")) })
+	ReqIt("SM-STAT-01", "clause kept", func() { FailOn(nil, Clause("SM-STAT-01.3", "never shown")) })
+	ReqIt("SM-OPT-02", "clause missed, informational", func() { Warn(Clause("SM-OPT-02.1", "stackmap does not follow stacktrace")) })
 
 	// A probe that finds something missing makes the spec UNSUPPORTED; one
 	// that cannot read tracefs has found nothing missing: UNRESOLVED.
@@ -65,14 +74,19 @@ func TestResultClasses(t *testing.T) {
 		"[SM-STAT-01] own requirement as a prerequisite, broken":  contract.Unresolved,
 		"[SM-STAT-01] own requirement as a prerequisite, met":     contract.Unresolved,
 		"[SM-BIN-03] note on a pass":                              contract.Pass,
-		"needs met":                                               contract.Pass,
-		"tracer missing":                                          contract.Unsupported,
-		"node missing":                                            contract.Unsupported,
-		"README phrase missing":                                   contract.Unsupported,
-		"available_tracers unreadable":                            contract.Unresolved,
-		"README unreadable":                                       contract.Unresolved,
-		"node cannot be looked up":                                contract.Unresolved,
-		"missing and unreadable":                                  contract.Unresolved,
+		"[SM-STAT-03] clause broken in an assertion":              contract.Fail,
+		"[SM-STAT-03] clause broken by hand":                      contract.Fail,
+		"[SM-STAT-01] clause broken, in the check's words":        contract.Fail,
+		"[SM-STAT-01] clause kept":                                contract.Pass,
+		"[SM-OPT-02] clause missed, informational":                contract.Pass,
+		"needs met":                    contract.Pass,
+		"tracer missing":               contract.Unsupported,
+		"node missing":                 contract.Unsupported,
+		"README phrase missing":        contract.Unsupported,
+		"available_tracers unreadable": contract.Unresolved,
+		"README unreadable":            contract.Unresolved,
+		"node cannot be looked up":     contract.Unresolved,
+		"missing and unreadable":       contract.Unresolved,
 	} {
 		if got := classes[text]; got != want {
 			t.Errorf("%q ended %s, want %s", text, got, want)
@@ -90,6 +104,17 @@ func TestResultClasses(t *testing.T) {
 		}
 		if r.LeafNodeText == "[SM-BIN-03] note on a pass" && (len(r.ReportEntries) != 1 || r.ReportEntries[0].Name != contract.NoteEntry) {
 			t.Errorf("a Note left report entries %v, want one %q", r.ReportEntries, contract.NoteEntry)
+		}
+		if want, ok := map[string]string{
+			"[SM-STAT-03] clause broken in an assertion":       "[SM-STAT-03.4] entries 1008 of 1024\nExpected",
+			"[SM-STAT-03] clause broken by hand":               "[SM-STAT-03.5] drops 3",
+			"[SM-STAT-01] clause broken, in the check's words": "[SM-STAT-01.3] " + broken.Error(),
+		}[r.LeafNodeText]; ok && !strings.HasPrefix(r.Failure.Message, want) {
+			t.Errorf("%q failed with %q, want it to start %q", r.LeafNodeText, r.Failure.Message, want)
+		}
+		if r.LeafNodeText == "[SM-OPT-02] clause missed, informational" &&
+			(len(r.ReportEntries) != 1 || r.ReportEntries[0].StringRepresentation() != "[SM-OPT-02.1] stackmap does not follow stacktrace") {
+			t.Errorf("a Warn left report entries %v, want the warning naming its clause", r.ReportEntries)
 		}
 	}
 }

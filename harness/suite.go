@@ -12,9 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	. "github.com/onsi/ginkgo/v2"
+	"golang.org/x/sys/unix"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 )

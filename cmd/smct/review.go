@@ -21,8 +21,8 @@ import (
 // with -against a second version of it, and prints the per-patch table.
 // Its exit status is qemu-test's: 1 when a prefix fails, 2 without a verdict.
 var reviewCmd = command{
-	name:   "review",
-	about:  "walk a series patch by patch on every arch, and compare it with another version",
+	name:  "review",
+	about: "walk a series patch by patch on every arch, and compare it with another version",
 	// -claims measures the whole series only.
 	groups: []group{archesGroup, buildGroup, profileGroup, specGroup, bootGroup, hereGroup, resultsGroup, claimsGroup},
 	flags: func(fs *flag.FlagSet, r *request) func(context.Context, *request, outputs) int {

@@ -3,6 +3,7 @@
 package reply
 
 import (
+	"cmp"
 	"fmt"
 	"net/mail"
 	"strings"
@@ -56,7 +57,7 @@ func Body(r Report, sender *mail.Address) string {
 	var fails []string
 	for _, run := range r.Runs {
 		for _, f := range run.Failures {
-			s := report.Wrap(fmt.Sprintf("  %s %s (%s): ", f.Class, f.ID, run.Arch), "    ", f.Requirement)
+			s := report.Wrap(fmt.Sprintf("  %s %s (%s): ", f.Class, cmp.Or(f.Clause, f.ID), run.Arch), "    ", f.Requirement)
 			if f.Observed != "" {
 				s += report.Wrap("    observed: ", "      ", f.Observed)
 			}

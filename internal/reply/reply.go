@@ -37,6 +37,7 @@ type Run struct {
 type Failure struct {
 	Class       contract.Class
 	ID          string
+	Clause      string // the clause of ID a FAIL broke ("SM-STAT-03.4"), when its message names one
 	Requirement string // the contract's words for it
 	Observed    string
 }

@@ -243,3 +243,19 @@ func TestKernelLogMissingIsUnresolved(t *testing.T) {
 		t.Errorf("Tested() = %v, %q; want no trailer for the kernel log", ok, why)
 	}
 }
+
+// TestFailureNamesTheClause: a FAIL whose message names the clause it
+// broke is listed under that clause, the message after it.
+func TestFailureNamesTheClause(t *testing.T) {
+	spec := failSpec
+	spec.Message = "[SM-RESET-01.1] writing 0 to stack_map with tracing_on=1: got success, want EBUSY"
+	body := Body(FromRun(run(passSpec, spec)), &mail.Address{Name: "Tess", Address: "tess@example.net"})
+	for _, want := range []string{"\n  FAIL SM-RESET-01.1 (x86_64): reset while", "\n    observed: writing 0 to stack_map"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("reply:\n%s\nwant a line starting %q", body, want)
+		}
+	}
+	if body := Body(FromRun(run(passSpec, failSpec)), &mail.Address{Address: "tess@example.net"}); !strings.Contains(body, "  FAIL SM-RESET-01 (x86_64): ") {
+		t.Errorf("a FAIL naming no clause is not listed under its requirement:\n%s", body)
+	}
+}

@@ -27,7 +27,12 @@ func FromRun(res *results.Result) Report {
 		}
 		for _, id := range orNone(sp.IDs) {
 			failed = append(failed, id)
-			run.Failures = append(run.Failures, Failure{Class: sp.Class, ID: id, Requirement: Requirement(id, sp.Text), Observed: firstLine(sp.Message)})
+			f := Failure{Class: sp.Class, ID: id, Requirement: Requirement(id, sp.Text), Observed: firstLine(sp.Message)}
+			// A FAIL names the clause it broke; the line names it instead.
+			if clause, rest := contract.ClauseOf(sp.Message); sp.Class == contract.Fail && contract.RequirementOf(clause) == id {
+				f.Clause, f.Observed = clause, firstLine(rest)
+			}
+			run.Failures = append(run.Failures, f)
 		}
 	}
 	const kernelLog = "the kernel logs no warning, oops or lockup"

@@ -52,6 +52,13 @@ type HeaderError struct{ Reason string }
 
 func (e *HeaderError) Error() string { return "stack_map_bin header: " + e.Reason }
 
+// OtherFormatError is a header of a known format that is not the
+// profile's: its own magic byte-swapped, or the other profile's
+// (SM-BIN-01.2).
+type OtherFormatError struct{ Reason string }
+
+func (e *OtherFormatError) Error() string { return "stack_map_bin: " + e.Reason }
+
 // readHeader takes the first 16 bytes in the given byte order.
 func readHeader(data []byte, order binary.ByteOrder) (Header, error) {
 	if len(data) < headerSize {
@@ -63,7 +70,8 @@ func readHeader(data []byte, order binary.ByteOrder) (Header, error) {
 // CheckHeader checks the header against a profile in the
 // kernel's byte order: magic, version and the reserved field. A magic that
 // matches only when byte-swapped, or that belongs to the other profile, is
-// an error that says so. This is the whole of SM-BIN-01's layout.
+// an *OtherFormatError that says so. This is the whole of SM-BIN-01's
+// layout.
 func CheckHeader(data []byte, profile contract.Profile, order binary.ByteOrder) (Header, error) {
 	h, err := readHeader(data, order)
 	if err != nil {
@@ -76,9 +84,9 @@ func CheckHeader(data []byte, profile contract.Profile, order binary.ByteOrder) 
 	switch {
 	case h.Magic == wantMagic:
 	case h.Magic == swap32(wantMagic):
-		return h, fmt.Errorf("stack_map_bin: magic %#08x is %#08x byte-swapped: header not in the kernel's byte order", h.Magic, wantMagic)
+		return h, &OtherFormatError{fmt.Sprintf("magic %#08x is %#08x byte-swapped: header not in the kernel's byte order", h.Magic, wantMagic)}
 	case h.Magic == other || h.Magic == swap32(other):
-		return h, fmt.Errorf("stack_map_bin: magic %#08x is the %s format's (version %d), want %#08x for %s", h.Magic, otherName, h.Version, wantMagic, profile)
+		return h, &OtherFormatError{fmt.Sprintf("magic %#08x is the %s format's (version %d), want %#08x for %s", h.Magic, otherName, h.Version, wantMagic, profile)}
 	default:
 		return h, fmt.Errorf("stack_map_bin: magic %#08x, want %#08x", h.Magic, wantMagic)
 	}

@@ -5,6 +5,7 @@ package stackmapfmt
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -120,6 +121,28 @@ func TestParseStat(t *testing.T) {
 			t.Errorf("CheckCapacity(%+v) = %v, want a *CapacityError saying %q", tc.st, err, tc.want)
 		}
 	}
+	// One check per clause: each finds its own problem and no other's.
+	bad := Stat{Entries: 1025, Capacity: 1024, TableSize: 1024, Successes: 2, Drops: 1, SuccessRate: 67, HasSuccessRate: true}
+	for name, tc := range map[string]struct {
+		err  error
+		want string
+	}{
+		"CheckRateShown": {bad.CheckRateShown(), ""},
+		"CheckRateValue": {bad.CheckRateValue(), "want 66%"},
+		"CheckBounds":    {bad.CheckBounds(), ""},
+		"CheckTableSize": {bad.CheckTableSize(), "want 2 x 1024"},
+		"CheckEntries":   {bad.CheckEntries(), "exceed"},
+	} {
+		if got := fmt.Sprint(tc.err); tc.want == "" && tc.err != nil || tc.want != "" && !strings.Contains(got, tc.want) {
+			t.Errorf("%s(%+v) = %v, want %q", name, bad, tc.err, tc.want)
+		}
+	}
+	if err := (Stat{Successes: 1}).CheckRateValue(); err != nil {
+		t.Errorf("CheckRateValue() of a stat without success_rate = %v, want nil: its absence is CheckRateShown's", err)
+	}
+	if n := RefSum([]Block{{Ref: 2}, {Ref: 3}}); n != 5 {
+		t.Errorf("RefSum() = %d, want 5", n)
+	}
 }
 
 // binFile builds a stack_map_bin image.
@@ -220,8 +243,14 @@ func TestCheckHeader(t *testing.T) {
 		"wrong version":       {binFile(le, MagicV4, 2, rec), "v4", "version 2, want 1"},
 		"short header":        {good[:10], "v4", "shorter than the 16-byte header"},
 	} {
-		if _, err := CheckHeader(tc.data, tc.profile, le); err == nil || !strings.Contains(err.Error(), tc.want) {
+		_, err := CheckHeader(tc.data, tc.profile, le)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: CheckHeader() = %v, want error containing %q", name, err, tc.want)
+		}
+		// Another format's header is SM-BIN-01.2's, any other problem SM-BIN-01.1's.
+		other := strings.Contains(name, " under ") || strings.HasPrefix(name, "byte-swapped")
+		if errors.As(err, new(*OtherFormatError)) != other {
+			t.Errorf("%s: CheckHeader() = %T, an *OtherFormatError: %v", name, err, other)
 		}
 	}
 }

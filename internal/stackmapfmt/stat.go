@@ -3,6 +3,7 @@
 package stackmapfmt
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -68,32 +69,37 @@ func ParseStat(s string) (Stat, error) {
 
 // RateError is a success_rate line that disagrees with the counters
 // (SM-STAT-01).
-type RateError struct{ Stat Stat }
-
-func (e *RateError) Error() string { return rateProblem(e.Stat) }
-
-// CheckRate checks the success_rate line against the counters: present
-// only when S+D > 0, and equal to floor(100*S/(S+D)). It returns a
-// *RateError, or nil.
-func (st Stat) CheckRate() error {
-	if rateProblem(st) == "" {
-		return nil
-	}
-	return &RateError{st}
+type RateError struct {
+	Stat Stat
+	why  string
 }
 
-func rateProblem(st Stat) string {
-	total := st.Successes + st.Drops
-	switch {
+func (e *RateError) Error() string { return e.why }
+
+// CheckRateShown checks that the success_rate line is there only when
+// S+D > 0 (SM-STAT-01.2). It returns a *RateError, or nil.
+func (st Stat) CheckRateShown() error {
+	switch total := st.Successes + st.Drops; {
 	case total == 0 && st.HasSuccessRate:
-		return fmt.Sprintf("success_rate: %d%% present with successes 0 and drops 0", st.SuccessRate)
+		return &RateError{st, fmt.Sprintf("success_rate: %d%% present with successes 0 and drops 0", st.SuccessRate)}
 	case total > 0 && !st.HasSuccessRate:
-		return fmt.Sprintf("no success_rate line with successes %d and drops %d", st.Successes, st.Drops)
-	case total > 0 && st.SuccessRate != 100*st.Successes/total:
-		return fmt.Sprintf("success_rate: %d%%, want %d%% for successes %d and drops %d", st.SuccessRate, 100*st.Successes/total, st.Successes, st.Drops)
+		return &RateError{st, fmt.Sprintf("no success_rate line with successes %d and drops %d", st.Successes, st.Drops)}
 	}
-	return ""
+	return nil
 }
+
+// CheckRateValue checks a success_rate line against the counters:
+// floor(100*S/(S+D)) (SM-STAT-01.3). It returns a *RateError, or nil.
+func (st Stat) CheckRateValue() error {
+	total := st.Successes + st.Drops
+	if want := 100 * st.Successes / max(total, 1); st.HasSuccessRate && total > 0 && st.SuccessRate != want {
+		return &RateError{st, fmt.Sprintf("success_rate: %d%%, want %d%% for successes %d and drops %d", st.SuccessRate, want, st.Successes, st.Drops)}
+	}
+	return nil
+}
+
+// CheckRate is CheckRateShown, then CheckRateValue.
+func (st Stat) CheckRate() error { return cmp.Or(st.CheckRateShown(), st.CheckRateValue()) }
 
 // RateSeparates says whether the counters give a success rate whose
 // fraction of a percent is at least one half: there floor(100*S/(S+D))
@@ -105,30 +111,44 @@ func (st Stat) RateSeparates() bool {
 
 // CapacityError is a stack_map_stat whose sizes are out of the contract
 // (SM-STAT-02).
-type CapacityError struct{ Stat Stat }
-
-func (e *CapacityError) Error() string { return capacityProblem(e.Stat) }
-
-// CheckCapacity checks the sizes: B a power of two in [2^10, 2^18],
-// T = 2B, A <= B. It returns a *CapacityError, or nil.
-func (st Stat) CheckCapacity() error {
-	if capacityProblem(st) == "" {
-		return nil
-	}
-	return &CapacityError{st}
+type CapacityError struct {
+	Stat Stat
+	why  string
 }
 
-func capacityProblem(st Stat) string {
-	b := st.Capacity
-	switch {
-	case b < 1<<10 || b > 1<<18 || b&(b-1) != 0:
-		return fmt.Sprintf("capacity %d is not a power of two between 1024 and 262144", b)
-	case st.TableSize != 2*b:
-		return fmt.Sprintf("table_size %d, want 2 x %d = %d", st.TableSize, b, 2*b)
-	case st.Entries > b:
-		return fmt.Sprintf("entries %d exceed the capacity %d", st.Entries, b)
+func (e *CapacityError) Error() string { return e.why }
+
+// CheckBounds checks that B is a power of two in [2^10, 2^18]
+// (SM-STAT-02.1). It returns a *CapacityError, or nil.
+func (st Stat) CheckBounds() error {
+	if b := st.Capacity; b < 1<<10 || b > 1<<18 || b&(b-1) != 0 {
+		return &CapacityError{st, fmt.Sprintf("capacity %d is not a power of two between 1024 and 262144", b)}
 	}
-	return ""
+	return nil
+}
+
+// CheckTableSize checks T = 2B (SM-STAT-02.2). It returns a
+// *CapacityError, or nil.
+func (st Stat) CheckTableSize() error {
+	if st.TableSize != 2*st.Capacity {
+		return &CapacityError{st, fmt.Sprintf("table_size %d, want 2 x %d = %d", st.TableSize, st.Capacity, 2*st.Capacity)}
+	}
+	return nil
+}
+
+// CheckEntries checks A <= B (SM-STAT-02.3). It returns a
+// *CapacityError, or nil.
+func (st Stat) CheckEntries() error {
+	if st.Entries > st.Capacity {
+		return &CapacityError{st, fmt.Sprintf("entries %d exceed the capacity %d", st.Entries, st.Capacity)}
+	}
+	return nil
+}
+
+// CheckCapacity is CheckBounds, CheckTableSize and CheckEntries, the
+// first that fails.
+func (st Stat) CheckCapacity() error {
+	return cmp.Or(st.CheckBounds(), st.CheckTableSize(), st.CheckEntries())
 }
 
 func num(s string) (int64, error) {

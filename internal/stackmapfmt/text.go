@@ -120,6 +120,16 @@ func CheckUnique(blocks []Block) error {
 	return nil
 }
 
+// RefSum adds up the blocks' ref counts: what successes must be
+// (SM-STAT-03).
+func RefSum(blocks []Block) int64 {
+	var n int64
+	for _, b := range blocks {
+		n += int64(b.Ref)
+	}
+	return n
+}
+
 // IDs returns the set of block ids.
 func IDs(blocks []Block) map[int]Block {
 	m := make(map[int]Block, len(blocks))

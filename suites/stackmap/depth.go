@@ -6,18 +6,16 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ftrace-stackmap/conformance/internal/contract"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/ftrace-stackmap/conformance/harness"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	fmtx "github.com/ftrace-stackmap/conformance/internal/stackmapfmt"
 )
 
 var _ = describe("deep stacks", func() {
 	harness.ReqIt("SM-DEPTH-01", "records a stack deeper than 64 frames in full, never cut and stored (v3: cut to 64 and stored)", func() {
-		// clause SM-DEPTH-01.1
 		tfs := harness.Root()
 		quiet(tfs)
 		harness.SetUpDeepChain(tfs)
@@ -44,13 +42,13 @@ var _ = describe("deep stacks", func() {
 			}
 		}
 		if harness.Profile() == contract.ProfileV3 {
-			Expect(got.Deepest()).To(BeNumerically("<=", fmtx.MaxDepth), "v3 cuts deep stacks and stores them: a %d-frame <stack trace> in trace", got.Deepest())
-			Expect(cut).To(BeNumerically(">", 0), "v3 stores a %d-frame stack cut to %d frames: no block of depth %d", depth, fmtx.MaxDepth, fmtx.MaxDepth)
+			Expect(got.Deepest()).To(BeNumerically("<=", fmtx.MaxDepth), harness.Clause("SM-DEPTH-01.1", "v3 cuts deep stacks and stores them: a %d-frame <stack trace> in trace", got.Deepest()))
+			Expect(cut).To(BeNumerically(">", 0), harness.Clause("SM-DEPTH-01.1", "v3 stores a %d-frame stack cut to %d frames: no block of depth %d", depth, fmtx.MaxDepth, fmtx.MaxDepth))
 			return
 		}
-		Expect(got.Deepest()).To(BeNumerically(">", fmtx.MaxDepth),
+		Expect(got.Deepest()).To(BeNumerically(">", fmtx.MaxDepth), harness.Clause("SM-DEPTH-01.1",
 			"a %d-frame stack was not recorded in full with stackmap on (deepest <stack trace> %d frames; %d blocks of depth %d in stack_map: stored cut?)",
-			depth, got.Deepest(), cut, fmtx.MaxDepth)
+			depth, got.Deepest(), cut, fmtx.MaxDepth))
 	})
 })
 

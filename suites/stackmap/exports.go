@@ -14,11 +14,12 @@ import (
 
 var _ = describe("the text export and the statistics", func() {
 	harness.ReqIt("SM-TRACE-01", "names in every <stack_id N> of trace a block of stack_map, with N below table_size", func() {
-		// clause SM-TRACE-01.1 SM-TRACE-01.2 SM-TRACE-01.3
 		tfs := harness.Root()
 		armRecording(tfs)
 		traceWorkload(tfs, workloadRuns)
-		ids := fmtx.ParseTrace(readTraceOf(tfs, "SM-TRACE-01")).IDs
+		trace, shape := readTraceOf(tfs, fmtx.OwnerIDLine)
+		harness.FailOn(shape, harness.Clause("SM-TRACE-01.3", ""))
+		ids := fmtx.ParseTrace(trace).IDs
 		if len(ids) == 0 {
 			harness.Prerequisite("SM-OPT-03", fmt.Errorf("no line of trace ends in <stack_id N> after %d stack-traced sched_process_exec events with stackmap on", workloadRuns))
 		}
@@ -26,54 +27,50 @@ var _ = describe("the text export and the statistics", func() {
 		st := readStat(tfs)
 		harness.Prerequisite("SM-STAT-02", st.CheckCapacity())
 		for _, id := range ids {
-			Expect(blocks).To(HaveKey(id), "trace has <stack_id %d>, stack_map has no block %d", id, id)
-			Expect(int64(id)).To(BeNumerically("<", st.TableSize), "<stack_id %d> is not below table_size %d", id, st.TableSize)
+			Expect(blocks).To(HaveKey(id), harness.Clause("SM-TRACE-01.1", "trace has <stack_id %d>, stack_map has no block %d", id, id))
+			Expect(int64(id)).To(BeNumerically("<", st.TableSize), harness.Clause("SM-TRACE-01.2", "<stack_id %d> is not below table_size %d", id, st.TableSize))
 		}
 	})
 
 	harness.ReqIt("SM-TEXT-01", "reads as well-formed blocks in ascending id order, and empty when the map is", func() {
-		// clause SM-TEXT-01.1 SM-TEXT-01.2 SM-TEXT-01.3
 		tfs := harness.Root()
 		record(tfs, workloadRuns)
 		text, err := tfs.Read(mapNode)
-		Expect(err).NotTo(HaveOccurred(), "reading stack_map")
+		Expect(err).NotTo(HaveOccurred(), harness.Clause("SM-TEXT-01.1", "reading stack_map"))
 		blocks, err := fmtx.ParseText(text)
-		failOn(err)
-		Expect(blocks).NotTo(BeEmpty(), "stack_map is empty after a traced workload")
-		failOn(fmtx.CheckOrder(blocks))
+		harness.FailOn(err, harness.Clause("SM-TEXT-01.1", ""))
+		Expect(blocks).NotTo(BeEmpty(), harness.Clause("SM-TEXT-01.1", "stack_map has no block after a workload that put <stack_id N> in trace"))
+		harness.FailOn(fmtx.CheckOrder(blocks), harness.Clause("SM-TEXT-01.2", ""))
 		By("reading an empty map as an empty file")
 		resetMap(tfs)
-		Expect(tfs.Read(mapNode)).To(BeEmpty(), "stack_map after a reset")
+		Expect(tfs.Read(mapNode)).To(BeEmpty(), harness.Clause("SM-TEXT-01.3", "stack_map after a reset"))
 	})
 
 	harness.ReqIt("SM-TEXT-02", "never heads two blocks with the same id", func() {
-		// clause SM-TEXT-02.1
 		tfs := harness.Root()
 		record(tfs, workloadRuns)
-		failOn(fmtx.CheckUnique(mapBlocks(tfs)))
+		harness.FailOn(fmtx.CheckUnique(mapBlocks(tfs)), harness.Clause("SM-TEXT-02.1", ""))
 	})
 
 	harness.ReqIt("SM-STAT-01", "has exactly the stat keys, and success_rate only once something was counted", func() {
-		// clause SM-STAT-01.1 SM-STAT-01.2
 		tfs := harness.Root()
 		quiet(tfs)
 		harness.Set(tfs, optionNode, "1")
 		resetMap(tfs)
 		By("reading the statistics of an empty map")
-		_, err := statOf(tfs)
-		failOn(err)
+		st, err := parseStat(tfs)
+		judgeStat(st, err, "an empty map")
 		record(tfs, workloadRuns)
 		By("reading the statistics after a traced workload")
-		_, err = statOf(tfs)
-		failOn(err)
+		st, err = parseStat(tfs)
+		judgeStat(st, err, "after a traced workload")
 	})
 
 	harness.ReqIt("SM-STAT-02", "sizes the table as a power of two in range, table_size twice the capacity", func() {
-		// clause SM-STAT-02.1 SM-STAT-02.2 SM-STAT-02.3
 		st := readStat(harness.Root())
-		failOn(st.CheckCapacity())
+		judgeCapacity(st, "")
 		if _, set, _ := harness.KernelParam(bitsParam); !set {
-			Expect(st.Capacity).To(Equal(int64(1)<<defaultBits), "[SM-STAT-02.1] booted without %s: capacity %d, want the default 2^%d", bitsParam, st.Capacity, defaultBits)
+			Expect(st.Capacity).To(Equal(int64(1)<<defaultBits), harness.Clause("SM-STAT-02.1", "booted without %s: capacity %d, want the default 2^%d", bitsParam, st.Capacity, defaultBits))
 		} else {
 			harness.Note("booted with %s: the default size is judged in a boot without it", bitsParam)
 		}
@@ -90,9 +87,7 @@ var _ = describe("the text export and the statistics", func() {
 		requireStackIDs(tfs, workloadRuns)
 		blocks := readBlocks(tfs)
 		st := readStat(tfs)
-		// clause SM-STAT-03.1
-		Expect(st.Successes).To(BeNumerically(">", 0), "[SM-STAT-03.1] successes after %d stack-traced events (drops %d)", workloadRuns, st.Drops)
-		// clause SM-STAT-03.2 SM-STAT-03.3
-		checkCounters(blocks, st)
+		Expect(st.Successes).To(BeNumerically(">", 0), harness.Clause("SM-STAT-03.1", "successes after %d stack-traced events (drops %d)", workloadRuns, st.Drops))
+		checkCounters(blocks, st, "")
 	})
 })

@@ -5,10 +5,7 @@ package stackmap
 import (
 	"fmt"
 	"os"
-	"regexp"
 	"runtime"
-	"slices"
-	"strconv"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -47,6 +44,7 @@ type fill struct {
 	capacity int64
 	runs     int
 	stat     fmtx.Stat        // at the end
+	statErr  error            // stack_map_stat did not parse: SM-STAT-01's, for each spec to judge
 	trace    fmtx.TraceStacks // the whole session
 	blocks   []fmtx.Block
 	bin      []byte // stack_map_bin as read, for SM-BIN-03's spec alone
@@ -67,6 +65,16 @@ func (f *fill) requireFull() {
 	}
 }
 
+// statNow reads stack_map_stat, a setup step, and parses it; a fill
+// whose stat does not parse keeps the error and stops.
+func (f *fill) statNow(tfs *harness.TraceFS) (fmtx.Stat, bool) {
+	st, err := fmtx.ParseStat(readStatText(tfs))
+	if err != nil {
+		f.statErr = wrap(err, "stack_map_stat")
+	}
+	return st, err == nil
+}
+
 // firstFill is the boot's first fill, made by whichever full-map spec runs
 // first; a fill that could not be made is tried again by the next spec.
 var firstFill *fill
@@ -81,8 +89,7 @@ func fullMap(tfs *harness.TraceFS) *fill {
 // smallestMap ends the spec unless the map is the smallest the contract
 // allows: a kernel booted with bits=10 that has another size is
 // SM-BOOT-02's failure.
-func smallestMap(tfs *harness.TraceFS) int64 {
-	st := fillStat(tfs)
+func smallestMap(st fmtx.Stat) int64 {
 	if value, set, _ := harness.KernelParam(bitsParam); set && expectedBits(value) == minBits {
 		if st.Capacity != 1<<minBits {
 			harness.Prerequisite("SM-BOOT-02", fmt.Errorf("booted with %s=%s, capacity %d", bitsParam, value, st.Capacity))
@@ -98,7 +105,12 @@ func smallestMap(tfs *harness.TraceFS) int64 {
 // fillMap empties the map and records with the function tracer until the
 // map is full and a few runs more, or the budget is spent.
 func fillMap(tfs *harness.TraceFS) *fill {
-	f := &fill{capacity: smallestMap(tfs)}
+	f := &fill{}
+	st, ok := f.statNow(tfs)
+	if !ok {
+		return f
+	}
+	f.capacity = smallestMap(st)
 	quiet(tfs)
 	harness.Require(tfs, harness.Tracer("function"), harness.Node("options/func_stack_trace"), harness.Node("set_ftrace_filter"))
 	harness.Set(tfs, "buffer_size_kb", fillBufferKB)
@@ -107,7 +119,9 @@ func fillMap(tfs *harness.TraceFS) *fill {
 	// The boot's first fill takes the map as the boot left it, empty and
 	// never reset, so that what a reset does is SM-RESET-04's alone; a
 	// later fill resets it first.
-	if st := fillStat(tfs); st.Entries != 0 || st.Successes != 0 || st.Drops != 0 {
+	if st, ok := f.statNow(tfs); !ok {
+		return f
+	} else if st.Entries != 0 || st.Successes != 0 || st.Drops != 0 {
 		resetMap(tfs)
 	} else {
 		harness.Must(tfs.Write("trace", ""), "clearing trace")
@@ -142,30 +156,18 @@ func fillMap(tfs *harness.TraceFS) *fill {
 	harness.Must(err, "running the workload")
 	// Everything is read before the tracer changes: that clears trace.
 
-	lost := lostEvents(tfs)
-	if lost != 0 {
+	if lost := lostEvents(tfs); lost != 0 {
 		harness.Unresolved("the ring buffer lost %d events of the fill: trace cannot be counted against the map", lost)
 	}
-	f.stat = fillStat(tfs)
+	if f.stat, ok = f.statNow(tfs); !ok {
+		return f
+	}
 	f.trace = fmtx.ParseTrace(readTrace(tfs))
 	f.blocks = readBlocks(tfs)
 	f.bin, f.binErr = os.ReadFile(tfs.Path(binNode))
 	AddReportEntry("fill", map[string]any{"runs": f.runs, "entries": f.stat.Entries, "successes": f.stat.Successes,
 		"drops": f.stat.Drops, "ids in trace": len(f.trace.IDs), "full stacks in trace": f.trace.FullStacks})
 	return f
-}
-
-// fillStat parses stack_map_stat for a fill. Its rate is left to the
-// SM-STAT-01 spec of the full map; a file that does not parse fails that
-// spec in its own body and leaves every other spec UNRESOLVED.
-func fillStat(tfs *harness.TraceFS) fmtx.Stat {
-	st, err := fmtx.ParseStat(readStatText(tfs))
-	if slices.Contains(CurrentSpecReport().Labels(), "SM-STAT-01") {
-		failOn(wrap(err, "stack_map_stat"))
-	} else {
-		harness.Prerequisite("SM-STAT-01", wrap(err, "stack_map_stat"))
-	}
-	return st
 }
 
 // readStatText reads stack_map_stat; reading it is a setup step.
@@ -175,65 +177,53 @@ func readStatText(tfs *harness.TraceFS) string {
 	return text
 }
 
-var overrunRE = regexp.MustCompile(`(?m)^(?:overrun|dropped events): (\d+)$`)
-
 // lostEvents adds up the per-CPU overruns and dropped events.
 func lostEvents(tfs *harness.TraceFS) int64 {
 	var lost int64
-	for cpu := 0; ; cpu++ {
-		node := fmt.Sprintf("per_cpu/cpu%d/stats", cpu)
-		if !tfs.Exists(node) {
-			return lost
-		}
-		text, err := tfs.Read(node)
-		harness.Must(err, "reading %s", node)
-		for _, m := range overrunRE.FindAllStringSubmatch(text, -1) {
-			n, _ := strconv.ParseInt(m[1], 10, 64)
-			lost += n
-		}
+	for _, cpu := range harness.CPUStats(tfs) {
+		lost += cpu.Overrun + cpu.Dropped
 	}
+	return lost
 }
 
 var _ = describe("the full map", Label(contract.LabelNeedsBoot, contract.LabelFullMap), Serial, func() {
 	harness.ReqIt("SM-STAT-03", "fills to its capacity before it drops a stack, records each drop in full and counts it", func() {
 		f := fullMap(harness.Root())
+		harness.Prerequisite("SM-STAT-01", f.statErr)
 		f.requireFull()
 		harness.Prerequisite("SM-STAT-02", f.stat.CheckCapacity())
-		// clause SM-STAT-03.4
 		if runtime.NumCPU() == 1 {
 			if distinct, dropped := f.trace.FirstDrop(); dropped {
-				Expect(distinct).To(BeNumerically(">=", f.capacity),
-					"[SM-STAT-03.4] a stack of at most %d frames was dropped when trace had shown %d distinct ids, the map holds %d", fmtx.MaxDepth, distinct, f.capacity)
+				Expect(distinct).To(BeNumerically(">=", f.capacity), harness.Clause("SM-STAT-03.4",
+					"a stack of at most %d frames was dropped when trace had shown %d distinct ids, the map holds %d", fmtx.MaxDepth, distinct, f.capacity))
 			}
-			Expect(f.stat.Entries).To(Equal(f.capacity), "[SM-STAT-03.4] the map stopped taking stacks at entries %d of %d", f.stat.Entries, f.capacity)
+			Expect(f.stat.Entries).To(Equal(f.capacity), harness.Clause("SM-STAT-03.4", "the map stopped taking stacks at entries %d of %d", f.stat.Entries, f.capacity))
 		} else {
 			harness.Note("%d CPUs: when the map filled was not checked, a race between CPUs may leave pool entries unused", runtime.NumCPU())
 		}
-		// clause SM-STAT-03.5
-		Expect(int64(len(f.trace.IDs))).To(Equal(f.stat.Successes), "[SM-STAT-03.5] trace has %d <stack_id N> from an empty map, successes %d", len(f.trace.IDs), f.stat.Successes)
+		Expect(int64(len(f.trace.IDs))).To(Equal(f.stat.Successes), harness.Clause("SM-STAT-03.5", "trace has %d <stack_id N> from an empty map, successes %d", len(f.trace.IDs), f.stat.Successes))
 		// A stack deeper than 64 frames may count as a drop or not (SM-STAT-03.1).
 		short := int64(f.trace.SmallFullStacks())
-		Expect(f.stat.Drops).To(And(BeNumerically(">=", short), BeNumerically("<=", f.trace.FullStacks)),
-			"[SM-STAT-03.5] drops %d from an empty map; trace has %d full stacks, %d of them of at most %d frames", f.stat.Drops, f.trace.FullStacks, short, fmtx.MaxDepth)
-		// clause SM-STAT-03.2 SM-STAT-03.3
-		checkCounters(f.blocks, f.stat)
+		Expect(f.stat.Drops).To(And(BeNumerically(">=", short), BeNumerically("<=", f.trace.FullStacks)), harness.Clause("SM-STAT-03.5",
+			"drops %d from an empty map; trace has %d full stacks, %d of them of at most %d frames", f.stat.Drops, f.trace.FullStacks, short, fmtx.MaxDepth))
+		checkCounters(f.blocks, f.stat, "a full map")
 	})
 
 	harness.ReqIt("SM-STAT-02", "never shows more entries than its capacity when full", func() {
 		f := fullMap(harness.Root())
+		harness.Prerequisite("SM-STAT-01", f.statErr)
 		f.requireFull()
-		// clause SM-STAT-02.3
-		failOn(f.stat.CheckCapacity())
+		judgeCapacity(f.stat, "a full map")
 	})
 
 	harness.ReqIt("SM-STAT-01", "gives the success rate of a full map rounded down", func() {
 		f := fullMap(harness.Root())
+		harness.FailOn(f.statErr, harness.Clause("SM-STAT-01.1", "filling the map"))
 		f.requireFull()
 		if f.stat.Drops == 0 {
 			harness.Prerequisite("SM-STAT-03", fmt.Errorf("a full map shows drops 0 (%d full stacks in trace)", f.trace.FullStacks))
 		}
-		// clause SM-STAT-01.3
-		failOn(f.stat.CheckRate())
+		judgeStat(f.stat, f.statErr, "a full map")
 		if !f.stat.RateSeparates() {
 			harness.Note("judged only partly: at %d successes and %d drops rounding down and to nearest agree", f.stat.Successes, f.stat.Drops)
 		}
@@ -241,48 +231,37 @@ var _ = describe("the full map", Label(contract.LabelNeedsBoot, contract.LabelFu
 
 	harness.ReqIt("SM-BIN-03", "agrees with stack_map when the map is full", func() {
 		f := fullMap(harness.Root())
+		harness.Prerequisite("SM-STAT-01", f.statErr)
 		f.requireFull()
 		data, err := binRead(f.bin, f.binErr)
 		harness.Prerequisite("SM-BIN-02", err)
-		// clause SM-BIN-03.1 SM-BIN-03.2
 		compareExports(f.blocks, parseBin(data))
 	})
 
 	harness.ReqIt("SM-RESET-04", "empties a full map, its drops too, and the map then fills again", func() {
 		tfs := harness.Root()
 		before := fullMap(tfs)
+		harness.Prerequisite("SM-STAT-01", before.statErr)
 		before.requireFull()
 		quiet(tfs)
 		resetAsSetup(tfs, "0")
 		st := readStat(tfs)
-		// clause SM-RESET-04.1
-		Expect([]int64{st.Entries, st.Successes, st.Drops}).To(Equal([]int64{0, 0, 0}),
-			"[SM-RESET-04.1] after a reset of a full map: entries %d, successes %d, drops %d, want 0", st.Entries, st.Successes, st.Drops)
-		// clause SM-RESET-04.4
+		Expect([]int64{st.Entries, st.Successes, st.Drops}).To(Equal([]int64{0, 0, 0}), harness.Clause("SM-RESET-04.1",
+			"after a reset of a full map: entries %d, successes %d, drops %d, want 0", st.Entries, st.Successes, st.Drops))
 		if distinct, dropped := before.trace.FirstDrop(); runtime.NumCPU() == 1 && dropped && int64(distinct) < before.capacity {
 			harness.Prerequisite("SM-STAT-03", fmt.Errorf("the first fill dropped a stack when trace had shown %d distinct ids, the map holds %d", distinct, before.capacity))
 		}
 		again := fillMap(tfs)
-		Expect(again.stat.Entries).To(Equal(before.stat.Entries),
-			"[SM-RESET-04.4] the map took %d stacks before the reset and %d after it (%d runs, %d drops)", before.stat.Entries, again.stat.Entries, again.runs, again.stat.Drops)
+		harness.Prerequisite("SM-STAT-01", again.statErr)
+		Expect(again.stat.Entries).To(Equal(before.stat.Entries), harness.Clause("SM-RESET-04.4",
+			"the map took %d stacks before the reset and %d after it (%d runs, %d drops)", before.stat.Entries, again.stat.Entries, again.runs, again.stat.Drops))
 		if runtime.NumCPU() == 1 {
 			if distinct, dropped := again.trace.FirstDrop(); dropped {
-				Expect(distinct).To(BeNumerically(">=", again.capacity),
-					"[SM-RESET-04.4] after the reset a stack of at most %d frames was dropped when trace had shown %d distinct ids, the map holds %d", fmtx.MaxDepth, distinct, again.capacity)
+				Expect(distinct).To(BeNumerically(">=", again.capacity), harness.Clause("SM-RESET-04.4",
+					"after the reset a stack of at most %d frames was dropped when trace had shown %d distinct ids, the map holds %d", fmtx.MaxDepth, distinct, again.capacity))
 			}
 		} else {
 			harness.Note("%d CPUs: when the map filled again was not checked", runtime.NumCPU())
 		}
 	})
 })
-
-// checkCounters is SM-STAT-03's check of the counters against the blocks:
-// A is the number of blocks, and their ref counts add up to S.
-func checkCounters(blocks []fmtx.Block, st fmtx.Stat) {
-	Expect(st.Entries).To(Equal(int64(len(blocks))), "[SM-STAT-03.2] entries %d, stack_map has %d blocks", st.Entries, len(blocks))
-	refs := int64(0)
-	for _, b := range blocks {
-		refs += int64(b.Ref)
-	}
-	Expect(refs).To(Equal(st.Successes), "[SM-STAT-03.3] ref counts add up to %d, successes %d", refs, st.Successes)
-}

@@ -10,6 +10,7 @@ import (
 	"os"
 
 	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 	"golang.org/x/sys/unix"
 
 	"github.com/ftrace-stackmap/conformance/harness"
@@ -109,14 +110,24 @@ func traceWorkloadUntil(tfs *harness.TraceFS, n int, done func() bool) {
 	harness.Must(err, "running the workload")
 }
 
-// mapBlocks reads and parses stack_map. A read that fails, a block that
+// parseBlocks reads and parses stack_map. A read that fails, a block that
 // is not well-formed or out of order is SM-TEXT-01's.
-func mapBlocks(tfs *harness.TraceFS) []fmtx.Block {
+func parseBlocks(tfs *harness.TraceFS) ([]fmtx.Block, error) {
 	text, err := tfs.Read(mapNode)
-	harness.Prerequisite("SM-TEXT-01", wrap(err, "reading stack_map"))
+	if err != nil {
+		return nil, wrap(err, "reading stack_map")
+	}
 	blocks, err := fmtx.ParseText(text)
+	if err == nil {
+		err = fmtx.CheckOrder(blocks)
+	}
+	return blocks, err
+}
+
+// mapBlocks is parseBlocks for a spec that needs the blocks.
+func mapBlocks(tfs *harness.TraceFS) []fmtx.Block {
+	blocks, err := parseBlocks(tfs)
 	harness.Prerequisite("SM-TEXT-01", err)
-	harness.Prerequisite("SM-TEXT-01", fmtx.CheckOrder(blocks))
 	return blocks
 }
 
@@ -128,24 +139,58 @@ func readBlocks(tfs *harness.TraceFS) []fmtx.Block {
 	return blocks
 }
 
-// statOf reads and parses stack_map_stat and checks its success_rate:
-// SM-STAT-01's check, whose error says what is wrong.
-func statOf(tfs *harness.TraceFS) (fmtx.Stat, error) {
+// parseStat reads and parses stack_map_stat. What is wrong with it is
+// SM-STAT-01's: that requirement's specs judge the error (judgeStat),
+// every other spec is UNRESOLVED for it (readStat).
+func parseStat(tfs *harness.TraceFS) (fmtx.Stat, error) {
 	text, err := tfs.Read(statNode)
 	if err != nil {
 		return fmtx.Stat{}, wrap(err, "reading stack_map_stat")
 	}
 	st, err := fmtx.ParseStat(text)
-	if err != nil {
-		return st, wrap(err, "stack_map_stat:\n"+text)
-	}
-	return st, st.CheckRate()
+	return st, wrap(err, "stack_map_stat:\n"+text)
 }
 
-// readStat is statOf for a spec that needs the statistics: what is wrong
-// with them is SM-STAT-01's.
+// judgeStat is SM-STAT-01's judgement of what parseStat gave: the keys,
+// when success_rate is shown, and its value. where says which reading it
+// was ("round 3"), or "".
+func judgeStat(st fmtx.Stat, err error, where string) {
+	harness.FailOn(err, harness.Clause("SM-STAT-01.1", "%s", where))
+	harness.FailOn(st.CheckRateShown(), harness.Clause("SM-STAT-01.2", "%s", where))
+	harness.FailOn(st.CheckRateValue(), harness.Clause("SM-STAT-01.3", "%s", where))
+}
+
+// judgeCapacity is SM-STAT-02's judgement of the sizes: B a power of two
+// in range, T = 2B, A <= B.
+func judgeCapacity(st fmtx.Stat, where string) {
+	harness.FailOn(st.CheckBounds(), harness.Clause("SM-STAT-02.1", "%s", where))
+	harness.FailOn(st.CheckTableSize(), harness.Clause("SM-STAT-02.2", "%s", where))
+	harness.FailOn(st.CheckEntries(), harness.Clause("SM-STAT-02.3", "%s", where))
+}
+
+// checkCounters is SM-STAT-03's check of the counters against the blocks:
+// A is the number of blocks, and their ref counts add up to S.
+func checkCounters(blocks []fmtx.Block, st fmtx.Stat, where string) {
+	Expect(st.Entries).To(Equal(int64(len(blocks))), harness.Clause("SM-STAT-03.2", "%sentries %d, stack_map has %d blocks", at(where), st.Entries, len(blocks)))
+	refs := fmtx.RefSum(blocks)
+	Expect(refs).To(Equal(st.Successes), harness.Clause("SM-STAT-03.3", "%sref counts add up to %d, successes %d", at(where), refs, st.Successes))
+}
+
+// at is where as the head of a message.
+func at(where string) string {
+	if where == "" {
+		return ""
+	}
+	return where + ": "
+}
+
+// readStat is parseStat for a spec that needs the statistics: what is
+// wrong with them, success_rate included, is SM-STAT-01's.
 func readStat(tfs *harness.TraceFS) fmtx.Stat {
-	st, err := statOf(tfs)
+	st, err := parseStat(tfs)
+	if err == nil {
+		err = st.CheckRate()
+	}
 	harness.Prerequisite("SM-STAT-01", err)
 	return st
 }
@@ -212,23 +257,27 @@ func statExport(tfs *harness.TraceFS, node string) harness.NodeInfo {
 // readTrace returns trace's text; reading it is a setup step. A line of
 // no shape the contract defines breaks the requirement that owns that
 // shape (fmtx.CheckTrace): this spec cannot go on, UNRESOLVED, naming it.
-func readTrace(tfs *harness.TraceFS) string { return readTraceOf(tfs, "") }
+func readTrace(tfs *harness.TraceFS) string {
+	text, _ := readTraceOf(tfs, "")
+	return text
+}
 
-// readTraceOf is readTrace in the spec of requirement own: the shape
-// problems that own owns fail it.
-func readTraceOf(tfs *harness.TraceFS, own string) string {
+// readTraceOf is readTrace in the spec of requirement own: it returns the
+// first shape problem that own owns, for that spec to judge, before any
+// other owner's.
+func readTraceOf(tfs *harness.TraceFS, own string) (string, error) {
 	text, err := tfs.Read("trace")
 	harness.Must(err, "reading trace")
 	problems := fmtx.CheckTrace(text)
 	for _, p := range problems {
 		if p.Owner == own {
-			Fail(p.Error(), 1)
+			return text, p
 		}
 	}
 	for _, p := range problems {
 		harness.Prerequisite(p.Owner, p)
 	}
-	return text
+	return text, nil
 }
 
 // wrap adds what was being done to an error, keeping nil nil.
@@ -245,12 +294,4 @@ func errText(err error) string {
 		return "success"
 	}
 	return err.Error()
-}
-
-// failOn fails the spec with err's own words when its requirement's check
-// returned an error: Gomega would wrap it in its Go type and fields.
-func failOn(err error) {
-	if err != nil {
-		Fail(err.Error(), 1)
-	}
 }

@@ -8,13 +8,12 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ftrace-stackmap/conformance/internal/contract"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"golang.org/x/sys/unix"
 
 	"github.com/ftrace-stackmap/conformance/harness"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	fmtx "github.com/ftrace-stackmap/conformance/internal/stackmapfmt"
 )
 
@@ -66,46 +65,43 @@ func inheritedFlag(inst *harness.TraceFS, top string) error {
 
 var _ = describe("stackmap and instances", func() {
 	harness.ReqIt("SM-INST-01", "gives a new instance no stackmap option, no stack_map nodes and no inherited flag, with the top-level option off or on", func() {
-		// clause SM-INST-01.1 SM-INST-01.2
 		tfs := harness.Root()
 		for top, inst := range instancesUnder(tfs) {
 			for _, n := range []string{optionNode, mapNode, statNode, binNode} {
-				Expect(inst.Exists(n)).To(BeFalse(), "an instance made with the top-level options/stackmap=%s has %s", top, n)
+				Expect(inst.Exists(n)).To(BeFalse(), harness.Clause("SM-INST-01.1", "an instance made with the top-level options/stackmap=%s has %s", top, n))
 			}
-			Expect(inheritedFlag(inst, top)).To(Succeed())
+			harness.FailOn(inheritedFlag(inst, top), harness.Clause("SM-INST-01.2", ""))
 			if top == "1" {
 				By("tracing stacks in an instance made while the top-level option is on")
-				Expect(instanceStackIDs(inst)).To(BeZero(), "events of an instance made with the top-level stackmap on carry <stack_id N>")
+				Expect(instanceStackIDs(inst)).To(BeZero(), harness.Clause("SM-INST-01.2", "events of an instance made with the top-level stackmap on carry <stack_id N>"))
 			}
 		}
 	})
 
 	harness.ReqIt("SM-INST-02", "rejects stackmap in an instance's trace_options (v3: accepts it without effect)", func() {
-		// clause SM-INST-02.1
 		tfs := harness.Root()
 		for top, inst := range instancesUnder(tfs) {
 			harness.Prerequisite("SM-INST-01", inheritedFlag(inst, top))
 			err := inst.Write("trace_options", "stackmap")
 			if harness.Profile() == contract.ProfileV3 {
-				Expect(err).NotTo(HaveOccurred(), "v3: writing stackmap to an instance's trace_options")
-				Expect(tfs.ReadTrimmed(optionNode)).To(Equal(top), "the instance's write changed the top-level option")
+				Expect(err).NotTo(HaveOccurred(), harness.Clause("SM-INST-02.1", "v3: writing stackmap to an instance's trace_options"))
+				Expect(tfs.ReadTrimmed(optionNode)).To(Equal(top), harness.Clause("SM-INST-02.1", "the instance's write changed the top-level option"))
 				continue
 			}
-			Expect(harness.Errno(err)).To(Equal(unix.EINVAL), "writing stackmap to an instance's trace_options (top-level options/stackmap=%s): got %s, want EINVAL", top, errText(err))
+			Expect(harness.Errno(err)).To(Equal(unix.EINVAL), harness.Clause("SM-INST-02.1", "writing stackmap to an instance's trace_options (top-level options/stackmap=%s): got %s, want EINVAL", top, errText(err)))
 			opts, err := inst.Read("trace_options")
 			harness.Must(err, "reading the instance's trace_options")
-			Expect(harness.HasLine(opts, "nostackmap")).To(BeTrue(), "the instance's trace_options has no line nostackmap")
-			Expect(harness.HasLine(opts, "stackmap")).To(BeFalse(), "the instance's trace_options has a line stackmap")
-			Expect(inst.Write("trace_options", "nostackmap")).To(Succeed(), "writing nostackmap to an instance's trace_options")
+			Expect(harness.HasLine(opts, "nostackmap")).To(BeTrue(), harness.Clause("SM-INST-02.1", "the instance's trace_options has no line nostackmap"))
+			Expect(harness.HasLine(opts, "stackmap")).To(BeFalse(), harness.Clause("SM-INST-02.1", "the instance's trace_options has a line stackmap"))
+			Expect(inst.Write("trace_options", "nostackmap")).To(Succeed(), harness.Clause("SM-INST-02.1", "writing nostackmap to an instance's trace_options"))
 		}
 	})
 
 	harness.ReqIt("SM-INST-03", "lets the instance be removed afterwards", func() {
-		// clause SM-INST-03.1
 		inst, dir := newInstance(harness.Root(), instanceName)
 		inst.Write("trace_options", "stackmap") // its outcome is SM-INST-02's question
-		Expect(os.Remove(dir)).To(Succeed(), "rmdir of the instance")
-		Expect(dir).NotTo(BeADirectory())
+		Expect(os.Remove(dir)).To(Succeed(), harness.Clause("SM-INST-03.1", "rmdir of the instance"))
+		Expect(dir).NotTo(BeADirectory(), harness.Clause("SM-INST-03.1", "the instance after its rmdir"))
 	})
 })
 

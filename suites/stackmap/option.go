@@ -16,22 +16,20 @@ import (
 
 var _ = describe("the stackmap option", func() {
 	harness.ReqIt("SM-OPT-01", "reads 0 or 1, round-trips 1 and 0, and trace_options agrees", func() {
-		// clause SM-OPT-01.1 SM-OPT-01.2
 		tfs := harness.Root()
 		quiet(tfs)
-		Expect(tfs.ReadTrimmed(optionNode)).To(BeElementOf("0", "1"))
+		Expect(tfs.ReadTrimmed(optionNode)).To(BeElementOf("0", "1"), harness.Clause("SM-OPT-01.1", "options/stackmap"))
 		harness.Set(tfs, optionNode, "0")
 		for _, tc := range []struct{ value, token string }{{"1", "stackmap"}, {"0", "nostackmap"}} {
-			Expect(tfs.Write(optionNode, tc.value)).To(Succeed(), "writing %s to options/stackmap", tc.value)
-			Expect(tfs.ReadTrimmed(optionNode)).To(Equal(tc.value), "options/stackmap after writing %s", tc.value)
+			Expect(tfs.Write(optionNode, tc.value)).To(Succeed(), harness.Clause("SM-OPT-01.1", "writing %s to options/stackmap", tc.value))
+			Expect(tfs.ReadTrimmed(optionNode)).To(Equal(tc.value), harness.Clause("SM-OPT-01.1", "options/stackmap after writing %s", tc.value))
 			opts, err := tfs.Read("trace_options")
 			harness.Must(err, "reading trace_options")
-			Expect(harness.HasLine(opts, tc.token)).To(BeTrue(), "trace_options has no line %q after writing %s to options/stackmap", tc.token, tc.value)
+			Expect(harness.HasLine(opts, tc.token)).To(BeTrue(), harness.Clause("SM-OPT-01.2", "trace_options has no line %q after writing %s to options/stackmap", tc.token, tc.value))
 		}
 	})
 
 	harness.ReqIt("SM-OPT-02", "lists stackmap right after stacktrace in trace_options", func() {
-		// clause SM-OPT-02.1
 		opts, err := harness.Root().Read("trace_options")
 		harness.Must(err, "reading trace_options")
 		names := []string{}
@@ -40,32 +38,33 @@ var _ = describe("the stackmap option", func() {
 		}
 		i := slices.Index(names, "stacktrace")
 		if i < 0 || i+1 >= len(names) || names[i+1] != "stackmap" {
-			harness.Warn("stackmap does not follow stacktrace in trace_options:\n%s", opts)
+			harness.Warn(harness.Clause("SM-OPT-02.1", "stackmap does not follow stacktrace in trace_options:\n%s", opts))
 		}
 	})
 
 	harness.ReqIt("SM-OPT-03", "puts <stack_id N> in trace with a stack source on, and no stacks without one", func() {
-		// clause SM-OPT-03.1 SM-OPT-03.2 SM-OPT-03.3
 		tfs := harness.Root()
 		armRecording(tfs)
 		traceWorkload(tfs, workloadRuns)
-		trace := readTraceOf(tfs, "SM-OPT-03")
+		trace, shape := readTraceOf(tfs, fmtx.OwnerFullStack)
+		harness.FailOn(shape, harness.Clause("SM-OPT-03.3", ""))
 		stacks := fmtx.ParseTrace(trace)
-		Expect(stacks.IDs).NotTo(BeEmpty(), "no line ends in <stack_id N> after %d stack-traced sched_process_exec events:\n%s", workloadRuns, trace)
+		Expect(stacks.IDs).NotTo(BeEmpty(), harness.Clause("SM-OPT-03.1", "no line ends in <stack_id N> after %d stack-traced sched_process_exec events:\n%s", workloadRuns, trace))
 
 		By("running the workload again with stacktrace off")
 		resetMap(tfs)
 		harness.Must(tfs.Write("options/stacktrace", "0"), "turning stacktrace off")
 		traceWorkload(tfs, workloadRuns)
-		trace = readTraceOf(tfs, "SM-OPT-03")
+		trace, shape = readTraceOf(tfs, fmtx.OwnerFullStack)
+		harness.FailOn(shape, harness.Clause("SM-OPT-03.3", ""))
 		stacks = fmtx.ParseTrace(trace)
-		Expect(strings.Count(trace, "sched_process_exec:")).To(Equal(workloadRuns), "the events themselves are missing:\n%s", trace)
-		Expect(stacks.IDs).To(BeEmpty(), "<stack_id> lines with no stack source on:\n%s", trace)
-		Expect(stacks.FullStacks).To(BeZero(), "<stack trace> blocks with no stack source on:\n%s", trace)
+		// No stacks prove nothing without their events.
+		Expect(strings.Count(trace, "sched_process_exec:")).To(Equal(workloadRuns), harness.Clause("SM-OPT-03.2", "the events themselves are missing:\n%s", trace))
+		Expect(stacks.IDs).To(BeEmpty(), harness.Clause("SM-OPT-03.2", "<stack_id> lines with no stack source on:\n%s", trace))
+		Expect(stacks.FullStacks).To(BeZero(), harness.Clause("SM-OPT-03.2", "<stack trace> blocks with no stack source on:\n%s", trace))
 	})
 
 	harness.ReqIt("SM-OPT-04", "keeps the map when the option is turned off and the tracer set back to nop", func() {
-		// clause SM-OPT-04.1
 		tfs := harness.Root()
 		armRecording(tfs)
 		underFunctionTracer(tfs)
@@ -83,11 +82,11 @@ var _ = describe("the stackmap option", func() {
 		By("turning stackmap off and switching the tracer to nop")
 		harness.Must(tfs.Write(optionNode, "0"), "turning stackmap off")
 		harness.Must(tfs.Write("current_tracer", "nop"), "setting the nop tracer")
-		Expect(readBlocks(tfs)).To(Equal(blocks), "stack_map changed when the option went off")
-		Expect(readStat(tfs).Entries).To(Equal(entries), "stack_map_stat entries changed when the option went off")
+		Expect(readBlocks(tfs)).To(Equal(blocks), harness.Clause("SM-OPT-04.1", "stack_map changed when the option went off"))
+		Expect(readStat(tfs).Entries).To(Equal(entries), harness.Clause("SM-OPT-04.1", "stack_map_stat entries changed when the option went off"))
 		after := fmtx.IDs(readBlocks(tfs))
 		for _, id := range ids {
-			Expect(after).To(HaveKey(id), "<stack_id %d> in trace no longer resolves once the option is off", id)
+			Expect(after).To(HaveKey(id), harness.Clause("SM-OPT-04.1", "<stack_id %d> in trace no longer resolves once the option is off", id))
 		}
 	})
 })

@@ -7,13 +7,12 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/ftrace-stackmap/conformance/internal/contract"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"golang.org/x/sys/unix"
 
 	"github.com/ftrace-stackmap/conformance/harness"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	fmtx "github.com/ftrace-stackmap/conformance/internal/stackmapfmt"
 )
 
@@ -43,10 +42,16 @@ func populate(tfs *harness.TraceFS) int64 {
 	return st.Entries
 }
 
-// unchanged checks that a refused reset touched neither the map nor trace.
-func unchanged(tfs *harness.TraceFS, entries int64, what string) {
-	Expect(readStat(tfs).Entries).To(Equal(entries), "entries changed after %s", what)
-	Expect(readTrace(tfs)).To(ContainSubstring(marker), "trace was cleared by %s", what)
+// unchanged says what a refused write to stack_map changed, the map's
+// entries or trace, for the spec to judge; nil when nothing.
+func unchanged(tfs *harness.TraceFS, entries int64) error {
+	if now := readStat(tfs).Entries; now != entries {
+		return fmt.Errorf("entries %d, were %d", now, entries)
+	}
+	if !strings.Contains(readTrace(tfs), marker) {
+		return fmt.Errorf("trace was cleared")
+	}
+	return nil
 }
 
 var _ = describe("resetting the map", func() {
@@ -60,11 +65,10 @@ var _ = describe("resetting the map", func() {
 			harness.Unresolved("current_tracer is %q, want nop: the reset would race a tracer", tracer)
 		}
 		harness.Must(tfs.Write("tracing_on", "1"), "turning tracing on")
-		// clause SM-RESET-01.1
 		err = tfs.Write(mapNode, "0")
 		harness.Must(tfs.Write("tracing_on", "0"), "turning tracing off")
-		Expect(harness.Errno(err)).To(Equal(unix.EBUSY), "writing 0 to stack_map with tracing_on=1: got %s, want EBUSY", errText(err))
-		unchanged(tfs, entries, "a refused reset")
+		Expect(harness.Errno(err)).To(Equal(unix.EBUSY), harness.Clause("SM-RESET-01.1", "writing 0 to stack_map with tracing_on=1: got %s, want EBUSY", errText(err)))
+		harness.FailOn(unchanged(tfs, entries), harness.Clause("SM-RESET-01.1", "after a refused reset"))
 	})
 
 	harness.ReqIt("SM-RESET-01", "refuses with EBUSY, at once, a reset asked for while another sleeps inside the kernel", func() {
@@ -103,67 +107,63 @@ var _ = describe("resetting the map", func() {
 		}
 		AddReportEntry("overlap", map[string]any{"rounds": rounds, "first reset seen asleep in write(2)": held,
 			"second refused at once": atOnce, "second refused as the first returned": late, "second succeeded too": both})
-		// clause SM-RESET-01.2
-		Expect(other).To(BeEmpty(), "[SM-RESET-01.2] a second reset, asked for while the first slept in the kernel, got: %s", strings.Join(other, "; "))
+		Expect(other).To(BeEmpty(), harness.Clause("SM-RESET-01.2", "a second reset, asked for while the first slept in the kernel, got: %s", strings.Join(other, "; ")))
 		if atOnce+late == 0 && held < wantRefusals {
 			harness.Unresolved("in %d resets the first was seen asleep inside write(2) on stack_map only %d times: too few overlaps to judge", rounds, held)
 		}
-		Expect(atOnce+late).To(BeNumerically(">", 0),
-			"[SM-RESET-01.2] %d times a reset slept inside the kernel while a second was asked for, and the second was never refused with EBUSY (it succeeded %d times)", held, both)
+		Expect(atOnce+late).To(BeNumerically(">", 0), harness.Clause("SM-RESET-01.2",
+			"%d times a reset slept inside the kernel while a second was asked for, and the second was never refused with EBUSY (it succeeded %d times)", held, both))
 		if both > 0 {
 			harness.Note("%d of %d times the second reset succeeded: the first had finished its reset, its write(2) not yet returned", both, held)
 		}
 	})
 
 	harness.ReqIt("SM-RESET-02", "accepts 0 and reset, with or without a newline, with the option on or off, and reports every byte written", func() {
-		// clause SM-RESET-02.1
 		tfs := harness.Root()
 		quiet(tfs)
 		for _, option := range []string{"1", "0"} {
 			harness.Set(tfs, optionNode, option)
 			for _, in := range []string{"0", "0\n", "reset", "reset\n"} {
 				n, err := tfs.WriteBytes(mapNode, []byte(in), 0)
-				Expect(err).NotTo(HaveOccurred(), "writing %q to stack_map with tracing off and options/stackmap=%s", in, option)
-				Expect(n).To(Equal(len(in)), "write(%q) with options/stackmap=%s returned %d, want %d", in, option, n, len(in))
+				Expect(err).NotTo(HaveOccurred(), harness.Clause("SM-RESET-02.1", "writing %q to stack_map with tracing off and options/stackmap=%s", in, option))
+				Expect(n).To(Equal(len(in)), harness.Clause("SM-RESET-02.1", "write(%q) with options/stackmap=%s returned %d, want %d", in, option, n, len(in)))
 			}
 		}
 	})
 
 	harness.ReqIt("SM-RESET-03", "refuses every other write with EINVAL, even while tracing, and changes nothing", func() {
-		// clause SM-RESET-03.1 SM-RESET-03.2
 		tfs := harness.Root()
 		entries := populate(tfs)
 		harness.Must(tfs.Write("options/stacktrace", "0"), "turning the stack source off")
 		bad := []string{"1", "foo", "00", "0 ", " 0", "0\n\n", "reset\r\n", "resetx", "reset\n\n\n", "00000000", ""}
-		var wrong []string
+		wrong := map[string][]string{} // by tracing_on
 		for _, tracing := range []string{"0", "1"} {
 			harness.Must(tfs.Write("tracing_on", tracing), "writing %s to tracing_on", tracing)
 			for _, in := range bad {
 				_, err := tfs.WriteBytes(mapNode, []byte(in), 0)
 				if harness.Errno(err) != unix.EINVAL {
-					wrong = append(wrong, fmt.Sprintf("%q with tracing_on=%s: got %s, want EINVAL", in, tracing, errText(err)))
+					wrong[tracing] = append(wrong[tracing], fmt.Sprintf("%q: got %s, want EINVAL", in, errText(err)))
 				}
 			}
 			harness.Must(tfs.Write("tracing_on", "0"), "turning tracing off")
 		}
-		Expect(wrong).To(BeEmpty(), "stack_map writes: %s", strings.Join(wrong, "; "))
-		unchanged(tfs, entries, "refused writes")
+		Expect(wrong["0"]).To(BeEmpty(), harness.Clause("SM-RESET-03.1", "stack_map writes with tracing_on=0: %s", strings.Join(wrong["0"], "; ")))
+		Expect(wrong["1"]).To(BeEmpty(), harness.Clause("SM-RESET-03.2", "stack_map writes with tracing_on=1: %s", strings.Join(wrong["1"], "; ")))
+		harness.FailOn(unchanged(tfs, entries), harness.Clause("SM-RESET-03.1", "after refused writes"))
 	})
 
 	harness.ReqIt("SM-RESET-04", "empties the map, its counters and the binary export", func() {
-		// clause SM-RESET-04.1 SM-RESET-04.2 SM-RESET-04.3
 		tfs := harness.Root()
 		populate(tfs)
 		resetAsSetup(tfs, "reset")
 		st := readStat(tfs) // SM-STAT-01 checks that no success_rate line is left
 		Expect([]int64{st.Entries, st.Successes, st.Drops}).To(Equal([]int64{0, 0, 0}),
-			"after a reset: entries %d, successes %d, drops %d, want 0", st.Entries, st.Successes, st.Drops)
-		Expect(readBlocks(tfs)).To(BeEmpty(), "stack_map blocks after a reset")
-		Expect(readBin(tfs).Records).To(BeEmpty(), "stack_map_bin records after a reset")
+			harness.Clause("SM-RESET-04.1", "after a reset: entries %d, successes %d, drops %d, want 0", st.Entries, st.Successes, st.Drops))
+		Expect(readBlocks(tfs)).To(BeEmpty(), harness.Clause("SM-RESET-04.2", "stack_map blocks after a reset"))
+		Expect(readBin(tfs).Records).To(BeEmpty(), harness.Clause("SM-RESET-04.3", "stack_map_bin records after a reset"))
 	})
 
 	harness.ReqIt("SM-RESET-05", "clears the whole top-level ring buffer with the map (v3: keeps it)", func() {
-		// clause SM-RESET-05.1 SM-RESET-05.2
 		tfs := harness.Root()
 		populate(tfs)
 		// Taking a snapshot swaps the buffers: trace the workload again so
@@ -179,14 +179,14 @@ var _ = describe("resetting the map", func() {
 		resetAsSetup(tfs, "0")
 		after := readTrace(tfs)
 		if harness.Profile() == contract.ProfileV3 {
-			Expect(fmtx.ParseTrace(after).IDs).To(HaveLen(len(before)), "v3 keeps the ring buffer: stale <stack_id> lines, before and after the reset")
+			Expect(fmtx.ParseTrace(after).IDs).To(HaveLen(len(before)), harness.Clause("SM-RESET-05.1", "v3 keeps the ring buffer: stale <stack_id> lines, before and after the reset"))
 			return
 		}
-		Expect(fmtx.Events(after)).To(BeZero(), "trace still holds events after a reset:\n%s", after)
+		Expect(fmtx.Events(after)).To(BeZero(), harness.Clause("SM-RESET-05.1", "trace still holds events after a reset:\n%s", after))
 		if snapshot {
 			text, err := tfs.Read("snapshot")
 			harness.Must(err, "reading snapshot")
-			Expect(fmtx.Events(text)).To(BeZero(), "the snapshot buffer still holds events after a reset:\n%s", text)
+			Expect(fmtx.Events(text)).To(BeZero(), harness.Clause("SM-RESET-05.2", "the snapshot buffer still holds events after a reset:\n%s", text))
 		}
 	})
 })

@@ -31,19 +31,14 @@ var _ = describe("reading the nodes under load", func() {
 			statExport(tfs, n) // a missing export is SM-NODE-02's
 		}
 		minReads := 3 * len(allNodes)
-		// clause SM-ROBUST-01.1
 		problems, reads := harness.ReadUnderLoad(ctx, tfs, 3, false, allNodes, wellFormed, func(reads func() int) {
 			traceWorkloadUntil(tfs, workloadRuns, func() bool { return reads() >= minReads })
 		})
 		if len(problems) > 0 {
-			// A node that is ill-formed at rest too is broken for a reason
-			// another requirement covers: that one reports it.
-			readBlocks(tfs)
-			readStat(tfs)
-			readBin(tfs)
+			atRest(tfs)
 		}
-		Expect(problems).To(BeEmpty(), "after %d reads", reads)
-		Expect(reads).To(BeNumerically(">=", 3), "the readers barely ran")
+		Expect(problems).To(BeEmpty(), harness.Clause("SM-ROBUST-01.1", "after %d reads", reads))
+		Expect(reads).To(BeNumerically(">=", 3), harness.Clause("SM-ROBUST-01.1", "the readers barely ran"))
 	})
 })
 
@@ -71,15 +66,23 @@ var _ = describe("reading across a reset", func() {
 		// the stacks' hashes.
 		traceWorkload(tfs, workloadRuns)
 		rest, err := io.ReadAll(f)
-		// clause SM-ROBUST-01.2
-		Expect(err).NotTo(HaveOccurred(), "[SM-ROBUST-01.2] reading on after the reset")
+		Expect(err).NotTo(HaveOccurred(), harness.Clause("SM-ROBUST-01.2", "reading on after the reset"))
 		whole := string(head) + string(rest)
 		blocks, err := fmtx.ParseText(whole)
-		Expect(err).NotTo(HaveOccurred(), "[SM-ROBUST-01.2] what a reader got across a reset:\n%s", whole)
-		failOn(wrap(fmtx.CheckOrder(blocks), "[SM-ROBUST-01.2] what a reader got across a reset"))
-		failOn(wrap(fmtx.CheckUnique(blocks), "[SM-ROBUST-01.2] what a reader got across a reset"))
+		Expect(err).NotTo(HaveOccurred(), harness.Clause("SM-ROBUST-01.2", "what a reader got across a reset:\n%s", whole))
+		harness.FailOn(fmtx.CheckOrder(blocks), harness.Clause("SM-ROBUST-01.2", "what a reader got across a reset"))
+		harness.FailOn(fmtx.CheckUnique(blocks), harness.Clause("SM-ROBUST-01.2", "what a reader got across a reset"))
 	})
 })
+
+// atRest reads every node with nothing running: one that is ill-formed
+// at rest too is broken for a reason another requirement covers, and
+// that one reports it.
+func atRest(tfs *harness.TraceFS) {
+	readBlocks(tfs)
+	readStat(tfs)
+	readBin(tfs)
+}
 
 // allNodes are the feature's exports, read under load.
 var allNodes = []string{mapNode, statNode, binNode}

@@ -1,21 +1,24 @@
-// SPDX-License-Identifier: GPL-2.0-only
-
 // Package clauses audits the contract clause by clause: every clause of
-// CONTRACT.md has spec lines that check it (a `// clause <ID>` comment in
-// suites/), every such comment names a clause that exists, every fault
-// switch names a clause of its own requirement, and CLAUSES.md, the table
-// of all three, is up to date.
+// CONTRACT.md is judged by a spec (a harness.Clause call that a spec of
+// suites/ reaches), every such call names a clause that exists and belongs
+// to its spec's own requirement, every fault switch names a clause, and
+// CLAUSES.md, the table of all three, is up to date.
 package clauses
 
 import (
 	"bufio"
 	"flag"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -31,15 +34,11 @@ const root = "../.."
 // gap, listed in CLAUSES.md. A clause that gains a spec must leave it.
 var open = map[string]string{}
 
-var (
-	clauseRE = regexp.MustCompile(`^- \[((?:SM|BASE)-[A-Z]+-\d+\.\d+)\] (.*)$`)
-	markRE   = regexp.MustCompile(`// clause ((?:(?:SM|BASE)-[A-Z]+-\d+\.\d+ ?)+)$`)
-	idRE     = regexp.MustCompile(`^((?:SM|BASE)-[A-Z]+-\d+)\.\d+$`)
-)
+var clauseRE = regexp.MustCompile(`^- \[((?:SM|BASE)-[A-Z]+-\d+\.\d+)\] (.*)$`)
 
 type clause struct {
 	ID, Text string
-	Lines    []string // spec lines, file:line
+	Specs    []string // the specs that judge it: requirement IDs and file
 	Faults   []string
 }
 
@@ -61,22 +60,61 @@ func readContract(t *testing.T) []*clause {
 	return list
 }
 
-// readMarks returns every clause comment under suites/, by clause.
-func readMarks(t *testing.T) map[string][]string {
-	marks := map[string][]string{}
-	err := filepath.WalkDir(filepath.Join(root, "suites"), func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
+// A spec is one harness.ReqIt of suites/, named as CLAUSES.md names it:
+// its requirement IDs and its file, never a line, so an edit above it
+// changes nothing.
+type spec struct {
+	IDs  []string
+	File string
+}
+
+func (s spec) String() string { return strings.Join(s.IDs, " ") + ", " + s.File }
+
+// A mark is one harness.Clause call.
+type mark struct {
+	ID  string
+	Pos token.Position
+}
+
+// pkg is one package of suites/, parsed: its functions by name (methods
+// by method name), so that a call in a spec leads to the helper's marks.
+type pkg struct {
+	fset    *token.FileSet
+	files   map[string]*ast.File // by path relative to the module
+	funcs   map[string]*ast.FuncDecl
+	methods map[string][]*ast.FuncDecl
+}
+
+// readSuites parses every package under dir (suites/), test files left out.
+func readSuites(t *testing.T, dir string) []*pkg {
+	dirs := map[string]*pkg{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return err
 		}
 		rel, _ := filepath.Rel(root, path)
-		for i, line := range strings.Split(string(data), "\n") {
-			if m := markRE.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
-				for _, id := range strings.Fields(m[1]) {
-					marks[id] = append(marks[id], fmt.Sprintf("%s:%d", rel, i+1))
+		rel = filepath.ToSlash(rel)
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		f, err := parser.ParseFile(fset, rel, src, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		p := dirs[filepath.Dir(path)]
+		if p == nil {
+			p = &pkg{fset: fset, files: map[string]*ast.File{}, funcs: map[string]*ast.FuncDecl{}, methods: map[string][]*ast.FuncDecl{}}
+			dirs[filepath.Dir(path)] = p
+		}
+		p.files[rel] = f
+		for _, d := range f.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Body != nil {
+				if fn.Recv == nil {
+					p.funcs[fn.Name.Name] = fn
+				} else {
+					p.methods[fn.Name.Name] = append(p.methods[fn.Name.Name], fn)
 				}
 			}
 		}
@@ -85,7 +123,143 @@ func readMarks(t *testing.T) map[string][]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return marks
+	var out []*pkg
+	for _, p := range dirs {
+		out = append(out, p)
+	}
+	return out
+}
+
+// harnessCall says whether call is harness.<name>(...).
+func harnessCall(call *ast.CallExpr, name string) bool {
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != name {
+		return false
+	}
+	x, ok := sel.X.(*ast.Ident)
+	return ok && x.Name == "harness"
+}
+
+// literal is a string literal's value, or false.
+func literal(e ast.Expr) (string, bool) {
+	lit, ok := e.(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return "", false
+	}
+	s, err := strconv.Unquote(lit.Value)
+	return s, err == nil
+}
+
+// marks returns the Clause calls in n and in every function of the
+// package that n names, called or passed on, and so on: a helper's mark
+// counts for every spec that reaches it. Calls are found by name, so a
+// method counts wherever a method of that name is called.
+func (p *pkg) marks(n ast.Node, seen map[*ast.FuncDecl]bool, problems *[]string) []mark {
+	var out []mark
+	var visit func(ast.Node) bool
+	into := func(fn *ast.FuncDecl) {
+		if !seen[fn] {
+			seen[fn] = true
+			out = append(out, p.marks(fn.Body, seen, problems)...)
+		}
+	}
+	visit = func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			if harnessCall(n, "Clause") {
+				id, ok := "", len(n.Args) > 0
+				if ok {
+					id, ok = literal(n.Args[0])
+				}
+				if !ok {
+					*problems = append(*problems, fmt.Sprintf("%s: harness.Clause's first argument is not a string literal", p.fset.Position(n.Pos())))
+					break
+				}
+				out = append(out, mark{ID: id, Pos: p.fset.Position(n.Pos())})
+			}
+		case *ast.SelectorExpr:
+			for _, fn := range p.methods[n.Sel.Name] {
+				into(fn)
+			}
+			ast.Inspect(n.X, visit) // the selected name is no function of the package
+			return false
+		case *ast.Ident:
+			if fn := p.funcs[n.Name]; fn != nil {
+				into(fn)
+			}
+		}
+		return true
+	}
+	ast.Inspect(n, visit)
+	return out
+}
+
+// readMarks returns, by clause, the specs that judge it, and what is wrong
+// with the marks: a Clause no spec reaches, or that names another
+// requirement's clause than its spec's, and a spec that judges no clause
+// of one of its requirements.
+func readMarks(t *testing.T, dir string) (map[string][]spec, []string) {
+	bySpec := map[string][]spec{}
+	var problems []string
+	for _, p := range readSuites(t, dir) {
+		all := map[token.Position]bool{} // every Clause call that names a clause, reached or not
+		for _, f := range p.files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				if call, ok := n.(*ast.CallExpr); ok && harnessCall(call, "Clause") && len(call.Args) > 0 {
+					if _, ok := literal(call.Args[0]); ok {
+						all[p.fset.Position(call.Pos())] = false
+					}
+				}
+				return true
+			})
+		}
+		for file, f := range p.files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok || !harnessCall(call, "ReqIt") || len(call.Args) < 3 {
+					return true
+				}
+				ids, ok := literal(call.Args[0])
+				if !ok {
+					problems = append(problems, fmt.Sprintf("%s: harness.ReqIt's requirement IDs are not a string literal", p.fset.Position(call.Pos())))
+					return true
+				}
+				sp := spec{IDs: strings.Fields(ids), File: file}
+				judged := map[string]bool{}
+				for _, arg := range call.Args[2:] {
+					for _, m := range p.marks(arg, map[*ast.FuncDecl]bool{}, &problems) {
+						all[m.Pos] = true
+						req := contract.RequirementOf(m.ID)
+						if !slices.Contains(sp.IDs, req) {
+							problems = append(problems, fmt.Sprintf("%s: the spec of %s at %s reaches harness.Clause(%q), a clause of no requirement of its own",
+								m.Pos, ids, p.fset.Position(call.Pos()), m.ID))
+							continue
+						}
+						judged[req] = true
+						if !slices.ContainsFunc(bySpec[m.ID], func(o spec) bool { return o.String() == sp.String() }) {
+							bySpec[m.ID] = append(bySpec[m.ID], sp)
+						}
+					}
+				}
+				for _, id := range sp.IDs {
+					if !judged[id] {
+						problems = append(problems, fmt.Sprintf("%s: the spec of %s judges no clause of %s (no harness.Clause of it)", p.fset.Position(call.Pos()), ids, id))
+					}
+				}
+				return true
+			})
+		}
+		for pos, reached := range all {
+			if !reached {
+				problems = append(problems, fmt.Sprintf("%s: harness.Clause outside every spec and every helper a spec calls", pos))
+			}
+		}
+	}
+	for _, specs := range bySpec {
+		sort.Slice(specs, func(i, j int) bool { return specs[i].String() < specs[j].String() })
+	}
+	sort.Strings(problems)
+	return bySpec, problems
 }
 
 func TestClauses(t *testing.T) {
@@ -99,9 +273,8 @@ func TestClauses(t *testing.T) {
 			t.Errorf("clause %s appears twice in CONTRACT.md", c.ID)
 		}
 		byID[c.ID] = c
-		req := idRE.FindStringSubmatch(c.ID)[1]
-		if _, ok := contract.Requirements[req]; !ok {
-			t.Errorf("clause %s: no requirement %s", c.ID, req)
+		if contract.RequirementOf(c.ID) == "" {
+			t.Errorf("clause %s: no requirement %s", c.ID, strings.Split(c.ID, ".")[0])
 		}
 	}
 	for req := range contract.Requirements {
@@ -109,13 +282,19 @@ func TestClauses(t *testing.T) {
 			t.Errorf("requirement %s has no clauses in CONTRACT.md", req)
 		}
 	}
-	for id, lines := range readMarks(t) {
+	bySpec, problems := readMarks(t, "suites")
+	for _, p := range problems {
+		t.Error(p)
+	}
+	for id, specs := range bySpec {
 		c := byID[id]
 		if c == nil {
-			t.Errorf("%s: a spec line checks clause %s, which CONTRACT.md no longer has", strings.Join(lines, ", "), id)
+			t.Errorf("the spec of %s judges clause %s, which CONTRACT.md does not have", specs[0], id)
 			continue
 		}
-		c.Lines = lines
+		for _, sp := range specs {
+			c.Specs = append(c.Specs, sp.String())
+		}
 	}
 	for _, f := range mutants.Faults() {
 		c := byID[f.Clause]
@@ -131,10 +310,10 @@ func TestClauses(t *testing.T) {
 	for _, c := range list {
 		why, isOpen := open[c.ID]
 		switch {
-		case len(c.Lines) == 0 && !isOpen:
-			t.Errorf("clause %s has no spec line (a `// clause %s` comment in suites/): %s", c.ID, c.ID, c.Text)
-		case len(c.Lines) > 0 && isOpen:
-			t.Errorf("clause %s is checked by %s: take it out of the open list (%s)", c.ID, strings.Join(c.Lines, ", "), why)
+		case len(c.Specs) == 0 && !isOpen:
+			t.Errorf("clause %s is judged by no spec (a harness.Clause(%q, ...) that a spec of suites/ reaches): %s", c.ID, c.ID, c.Text)
+		case len(c.Specs) > 0 && isOpen:
+			t.Errorf("clause %s is judged by %s: take it out of the open list (%s)", c.ID, strings.Join(c.Specs, "; "), why)
 		}
 	}
 	for id := range open {
@@ -162,7 +341,7 @@ func render(list []*clause) string {
 	var b strings.Builder
 	covered, faulted, faults := 0, 0, 0
 	for _, c := range list {
-		if len(c.Lines) > 0 {
+		if len(c.Specs) > 0 {
 			covered++
 		}
 		if len(c.Faults) > 0 {
@@ -170,24 +349,63 @@ func render(list []*clause) string {
 		}
 		faults += len(c.Faults)
 	}
-	b.WriteString("# Clauses, the spec lines that check them, the faults that break them\n\n")
+	b.WriteString("# Clauses, the specs that judge them, the faults that break them\n\n")
 	b.WriteString("Written by `go test ./test/clauses -update` from CONTRACT.md, the\n")
-	b.WriteString("`// clause` comments in suites/ and the fault table of internal/mutants.\n")
-	b.WriteString("Do not edit.\n\n")
-	fmt.Fprintf(&b, "%d clauses; %d checked by a spec, %d broken by at least one of %d fault switches.\n\n",
+	b.WriteString("`harness.Clause` calls of the specs in suites/ and the fault table of\n")
+	b.WriteString("internal/mutants. A spec is named by its requirement IDs and its file; a\n")
+	b.WriteString("call in a helper counts for every spec that reaches it. Do not edit.\n\n")
+	fmt.Fprintf(&b, "%d clauses; %d judged by a spec, %d broken by at least one of %d fault switches.\n\n",
 		len(list), covered, faulted, faults)
-	b.WriteString("| clause | spec lines | faults |\n|---|---|---|\n")
+	b.WriteString("| clause | specs | faults |\n|---|---|---|\n")
 	for _, c := range list {
-		lines := strings.Join(c.Lines, "<br>")
+		specs := strings.Join(c.Specs, "<br>")
 		if why, ok := open[c.ID]; ok {
-			lines = "none: " + why
+			specs = "none: " + why
 		}
 		sort.Strings(c.Faults)
 		faults := strings.Join(slices.Compact(c.Faults), ", ")
 		if faults == "" {
 			faults = "-"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", c.ID, lines, faults)
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", c.ID, specs, faults)
 	}
 	return b.String()
+}
+
+// TestMarkRules holds the rules to a package made to break each: a mark
+// counts for the specs that reach it, through helpers and methods, and
+// for no other.
+func TestMarkRules(t *testing.T) {
+	bySpec, problems := readMarks(t, "test/clauses/testdata/suites")
+	const file = "test/clauses/testdata/suites/rules/rules.go"
+	got := map[string]string{}
+	for id, specs := range bySpec {
+		var names []string
+		for _, sp := range specs {
+			names = append(names, sp.String())
+		}
+		got[id] = strings.Join(names, "; ")
+	}
+	want := map[string]string{
+		"SM-STAT-03.4": "SM-STAT-03, " + file,                                     // in the spec's body
+		"SM-STAT-03.2": "SM-STAT-03 SM-BIN-03, " + file + "; SM-STAT-03, " + file, // in a helper two specs call
+		"SM-STAT-03.3": "SM-STAT-03 SM-BIN-03, " + file,                           // in a method, passed on as a value
+		"SM-BIN-03.1":  "SM-STAT-03 SM-BIN-03, " + file,
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("clauses judged: %v, want %v", got, want)
+	}
+	for _, want := range []string{
+		"a clause of no requirement of its own",
+		"judges no clause of SM-TEXT-01",
+		"harness.Clause's first argument is not a string literal",
+		"harness.Clause outside every spec and every helper a spec calls",
+	} {
+		if !slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, want) }) {
+			t.Errorf("no problem says %q: %q", want, problems)
+		}
+	}
+	if len(problems) != 4 {
+		t.Errorf("%d problems, want 4: %q", len(problems), problems)
+	}
 }

@@ -77,7 +77,9 @@ func (k *KTAP) Result(ok bool, name, directive string) {
 
 // Class writes the next test's result line for a verdict in the
 // contract's classes, the one mapping of every KTAP the project writes:
-// PASS is "ok", UNSUPPORTED "ok # SKIP <reason>", FAIL "not ok",
+// PASS is "ok", UNSUPPORTED "ok # SKIP <reason>", FAIL "not ok", with the
+// clause its reason names first as diagnostic data ("not ok 3
+// default.SM-STAT-03 # SM-STAT-03.4", as kselftest writes "# exit=1"),
 // UNRESOLVED "not ok # ERROR <reason>" (the execution of the test failed)
 // or "# TIMEOUT <reason>" when it ran out of time. kunit.py and the JUnit
 // read them alike.
@@ -94,7 +96,8 @@ func (k *KTAP) Class(name string, c contract.Class, timedOut bool, reason string
 		}
 		k.Result(false, name, word+" "+directive(reason))
 	default:
-		k.Result(false, name, "")
+		clause, _ := contract.ClauseOf(reason)
+		k.Result(false, name, clause)
 	}
 }
 

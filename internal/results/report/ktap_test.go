@@ -17,14 +17,16 @@ func TestClassDirectives(t *testing.T) {
 	k.Class("default.SM-RESET-01", contract.Fail, false, "accepted")
 	k.Class("default.SM-OPT-01", contract.Unresolved, false, "cannot write")
 	k.Class("default.SM-ROBUST-01", contract.Unresolved, true, "A spec timeout occurred")
+	k.Class("full-map.SM-STAT-03", contract.Fail, false, "[SM-STAT-03.4] entries 1008 of 1024")
 	want := `KTAP version 1
-1..5
+1..6
 ok 1 default.SM-NODE-01
 ok 2 default.SM-BIN-01 # SKIP no stack_map _ not a directive
 not ok 3 default.SM-RESET-01
 not ok 4 default.SM-OPT-01 # ERROR cannot write
 not ok 5 default.SM-ROBUST-01 # TIMEOUT A spec timeout occurred
-# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:1 error:2
+not ok 6 full-map.SM-STAT-03 # SM-STAT-03.4
+# Totals: pass:1 fail:2 xfail:0 xpass:0 skip:1 error:2
 `
 	if got := k.String(); got != want {
 		t.Errorf("KTAP =\n%s\nwant\n%s", got, want)
