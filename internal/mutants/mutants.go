@@ -52,7 +52,7 @@ var faults = []Fault{
 	fault("mode_map", "SM-MODE-01.1", defaultBoot, nil),
 	fault("mode_stat", "SM-MODE-01.2", defaultBoot, nil),
 	fault("mode_bin", "SM-MODE-01.1", defaultBoot, nil),
-	fault("init_fail", "SM-INIT-01.2", defaultBoot, nil),
+	fault("init_fail", "SM-INIT-01.1", defaultBoot, nil),
 	fault("no_stack_ids", "SM-OPT-03.1", defaultBoot, nil),
 	fault("stacks_without_source", "SM-OPT-03.2", defaultBoot, nil),
 	fault("dangling_ids", "SM-TRACE-01.1", defaultBoot, nil),
