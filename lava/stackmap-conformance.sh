@@ -157,9 +157,13 @@ fi
 
 # kselftest's statuses: 0 pass, 1 fail, 4 every spec skipped; anything
 # else (5, a crash) is no verdict.
+why=
+if [ -f "$OUT/ktap.txt" ]; then
+	why=$(sed -n 's/^# NO VERDICT: /: /p' "$OUT/ktap.txt" | head -n 1)
+fi
 case "$status" in
 0 | 1 | 4) ;;
-*) no_verdict "the suite exited $status" ;;
+*) no_verdict "the suite exited $status$why" ;;
 esac
 if [ $((npass + nfail + nskip)) -eq 0 ]; then
 	no_verdict "the suite reported no spec (status $status)"

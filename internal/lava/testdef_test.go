@@ -352,6 +352,7 @@ func TestTestDefinitionStatus(t *testing.T) {
 		"no KTAP":        {"", 2, 2, "stackmap-run fail", false},
 		"no spec ran":    {"KTAP version 1\n1..0\n", 0, 2, "stackmap-run fail", false},
 		"no suite":       {"", 0, 2, "stackmap-run fail", true},
+		"tracefs in use": {"KTAP version 1\n1..1\n# NO VERDICT: suite: tracefs is in use (instances foo)\nnot ok 1 default # ERROR suite: tracefs is in use (instances foo)\n", 5, 2, "stackmap-run fail", false},
 	} {
 		r := newTestdefRun(t, c.ktap, c.status)
 		if c.noSuite {
@@ -361,6 +362,9 @@ func TestTestDefinitionStatus(t *testing.T) {
 		lines := strings.Split(strings.TrimSpace(results), "\n")
 		if status != c.want || lines[len(lines)-1] != c.last {
 			t.Errorf("%s: exit %d, result.txt\n%s\nwant exit %d, last %q\noutput:\n%s", name, status, results, c.want, c.last, out)
+		}
+		if name == "tracefs in use" && !strings.Contains(out, "NO VERDICT: the suite exited 5: suite: tracefs is in use (instances foo)\n") {
+			t.Errorf("%s: the output does not give the suite's reason:\n%s", name, out)
 		}
 		if c.want == 2 && !strings.Contains(out, "NO VERDICT: ") {
 			t.Errorf("%s: the output does not say why there is no verdict:\n%s", name, out)
