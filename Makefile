@@ -15,8 +15,10 @@
 #   make review SERIES=mbox|msgid|base..head TREE=dir [BASE=rev] [ARCHES=a,b] [AGAINST=...]
 #                      [CLAIMS=1]  walk a series patch by patch: build, boot and test every prefix;
 #                      CLAIMS=1 measures the whole series' claims, side by side with AGAINST='s
-#   make lava-job ARCH=... [KERNEL=|TREE=|IMAGE=] [PROFILE=] [LABELS=] [URL=]
-#                      a LAVA job of the run (results/<run>/lava/job.yaml) and a device for lava-run here
+#   make lava-job ARCH=... [KERNEL=|TREE=|IMAGE=] [PROFILE=] [LABELS=] [URL=] [SERVER=url [TOKEN=]]
+#                      a LAVA job of the run (results/<run>/lava/job.yaml) and a device for lava-run here;
+#                      SERVER= submits it there, follows it and judges its log, as qemu-test would
+#   make lab | make lab-stop   a LAVA server with two qemu devices on this machine (root; lava/lab.sh)
 #   make lava-results LOG=<lava-run's stderr or a LAVA server's job log>...
 #                      LAVA's log of a job judged as a run here: same reports, verdict and exit status
 #   make matrix LAVA=1 [LAVA_URL=]  the matrix's LAVA jobs instead of its runs
@@ -64,12 +66,14 @@ REPS    ?= 3
 WALK_SERIES ?=
 WALK_TREE   ?=
 URL     ?=
+SERVER  ?=
+TOKEN   ?=
 LOG     ?=
 LAVA    ?=
 LAVA_URL ?=
 CLAIMS  ?=
 
-.PHONY: go-check imports-check fmt qemu-test claims kernel mutants stress matrix bench review reply lava-job lava-results test unit-test smct clean
+.PHONY: go-check imports-check fmt qemu-test claims kernel mutants stress matrix bench review reply lava-job lava-results lab lab-stop test unit-test smct clean
 
 # Go and the version go.mod asks for, checked before anything else: a
 # fresh machine may have neither, and Go's own message would not say how.
@@ -119,7 +123,15 @@ matrix: smct
 lava-job: smct
 	@./bin/smct lava -arch '$(ARCH)' -kernel '$(KERNEL)' -tree '$(TREE)' -image '$(IMAGE)' \
 		-profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' -jobs '$(JOBS)' -accel '$(ACCEL)' \
-		-cpu '$(CPU)' -mem '$(or $(MEM),512)' -require-feature '$(REQUIRE)' -seed '$(SEED)' -url '$(URL)'
+		-cpu '$(CPU)' -mem '$(or $(MEM),512)' -require-feature '$(REQUIRE)' -seed '$(SEED)' -url '$(URL)' \
+		-server '$(SERVER)' -token '$(TOKEN)' -exit-codes '$(EXIT_CODES)'
+
+# A one-machine LAVA lab from Debian's packages: make lab prints its URL
+# and token (SERVER= and TOKEN= of lava-job); make lab-stop stops it.
+lab:
+	@sh lava/lab.sh start
+lab-stop:
+	@sh lava/lab.sh stop
 
 # LAVA's log of a job (or of several: a matrix's) judged as a run here.
 lava-results: smct
