@@ -15,7 +15,7 @@
 #   make review SERIES=mbox|msgid|base..head TREE=dir [BASE=rev] [ARCHES=a,b] [AGAINST=...]
 #                      [CLAIMS=1]  walk a series patch by patch: build, boot and test every prefix;
 #                      CLAIMS=1 measures the whole series' claims, side by side with AGAINST='s
-#   make lava-job ARCH=... [KERNEL=|TREE=|IMAGE=] [PROFILE=] [LABELS=] [URL=]
+#   make lava-job ARCH=... [KERNEL=|TREE=|IMAGE=] [PROFILE=] [LABELS=] [URL=] [NOTIFY=]
 #                      a LAVA job of the run (results/<run>/lava/job.yaml) and a device for lava-run here
 #   make lava-results LOG=<lava-run's stderr or a LAVA server's job log>...
 #                      LAVA's log of a job judged as a run here: same reports, verdict and exit status
@@ -119,7 +119,8 @@ matrix: smct
 lava-job: smct
 	@./bin/smct lava -arch '$(ARCH)' -kernel '$(KERNEL)' -tree '$(TREE)' -image '$(IMAGE)' \
 		-profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' -jobs '$(JOBS)' -accel '$(ACCEL)' \
-		-cpu '$(CPU)' -mem '$(or $(MEM),512)' -require-feature '$(REQUIRE)' -seed '$(SEED)' -url '$(URL)'
+		-cpu '$(CPU)' -mem '$(or $(MEM),512)' -require-feature '$(REQUIRE)' -seed '$(SEED)' -url '$(URL)' \
+		-notify '$(NOTIFY)'
 
 # LAVA's log of a job (or of several: a matrix's) judged as a run here.
 lava-results: smct

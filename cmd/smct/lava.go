@@ -6,6 +6,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	neturl "net/url"
 
 	"github.com/ftrace-stackmap/conformance/internal/lava"
 	"github.com/ftrace-stackmap/conformance/internal/matrix"
@@ -24,8 +25,12 @@ var lavaCmd = command{
 	flags: func(fs *flag.FlagSet, r *request) func(context.Context, *request, outputs) int {
 		r.run.Kind = "lava-job"
 		url := fs.String("url", "", "URL where the lab serves the job's lava/ directory, artefacts and all (default: file:// paths on this machine)")
+		notify := fs.String("notify", "", "URL the LAVA server posts the job's log and results to when the job ends (LAVA's notify callback)")
 		return func(ctx context.Context, r *request, out outputs) int {
-			files, res, err := lava.WriteJob(ctx, new(qemutest.Runner), r.run, lava.Served{URL: *url})
+			if u, err := neturl.Parse(*notify); *notify != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+				return refuseAt(out, "lava", fmt.Errorf("-notify %q: want an http:// or https:// URL", *notify))
+			}
+			files, res, err := lava.WriteJob(ctx, new(qemutest.Runner), r.run, lava.Served{URL: *url, Notify: *notify})
 			if res != nil && res.Dir != "" {
 				fmt.Fprintf(out.stdout, "results: %s\n", res.Dir)
 			}
