@@ -106,6 +106,12 @@ func TestJobHasABlockPerBoot(t *testing.T) {
 	if job.Notify != nil {
 		t.Errorf("notify %+v without -notify", job.Notify)
 	}
+	// lava-run reads QEMU's options from the dictionary alone: it has the
+	// machine, CPU and accelerator the context states.
+	if device, _ := os.ReadFile(f.Device); !strings.Contains(string(device), "- -M q35\n") ||
+		!strings.Contains(string(device), "- -cpu qemu64\n") || !strings.Contains(string(device), "- -accel tcg\n") {
+		t.Errorf("device dictionary:\n%s", device)
+	}
 }
 
 // -notify asks the LAVA server to post the job's log and results as JSON
