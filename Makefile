@@ -15,7 +15,7 @@
 #   make review SERIES=mbox|msgid|base..head TREE=dir [BASE=rev] [ARCHES=a,b] [AGAINST=...]
 #                      [CLAIMS=1]  walk a series patch by patch: build, boot and test every prefix;
 #                      CLAIMS=1 measures the whole series' claims, side by side with AGAINST='s
-#   make lava-job ARCH=... [KERNEL=|TREE=|IMAGE=] [PROFILE=] [LABELS=] [URL=] [SERVER=url [TOKEN=]]
+#   make lava-job ARCH=... [KERNEL=|TREE=|IMAGE=] [PROFILE=] [LABELS=] [URL=] [NOTIFY=] [SERVER=url [TOKEN=]]
 #                      a LAVA job of the run (results/<run>/lava/job.yaml) and a device for lava-run here;
 #                      SERVER= submits it there, follows it and judges its log, as qemu-test would
 #   make lab | make lab-stop   a LAVA server with two qemu devices on this machine (root; lava/lab.sh)
@@ -66,6 +66,7 @@ REPS    ?= 3
 WALK_SERIES ?=
 WALK_TREE   ?=
 URL     ?=
+NOTIFY  ?=
 SERVER  ?=
 TOKEN   ?=
 LOG     ?=
@@ -124,7 +125,7 @@ lava-job: smct
 	@./bin/smct lava -arch '$(ARCH)' -kernel '$(KERNEL)' -tree '$(TREE)' -image '$(IMAGE)' \
 		-profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' -jobs '$(JOBS)' -accel '$(ACCEL)' \
 		-cpu '$(CPU)' -mem '$(or $(MEM),512)' -require-feature '$(REQUIRE)' -seed '$(SEED)' -url '$(URL)' \
-		-server '$(SERVER)' -token '$(TOKEN)' -exit-codes '$(EXIT_CODES)'
+		-notify '$(NOTIFY)' -server '$(SERVER)' -token '$(TOKEN)' -exit-codes '$(EXIT_CODES)'
 
 # A one-machine LAVA lab from Debian's packages: make lab prints its URL
 # and token (SERVER= and TOKEN= of lava-job); make lab-stop stops it.

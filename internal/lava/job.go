@@ -49,7 +49,10 @@ type Job struct {
 	Blocks  []Block
 	// URL is where a lab serves the directory of the artefacts; "" names
 	// them with file:// paths on this machine.
-	URL      string
+	URL string
+	// Notify is where the LAVA server posts the job's data when it ends
+	// (the job's notify callback), "" for nowhere.
+	Notify   string
 	Metadata map[string]string
 }
 
@@ -61,8 +64,11 @@ const (
 	QuietTimeout  = qemutest.RunQuiet
 )
 
-// Suite is the LAVA test suite of a boot's cases: stackmap-<boot>.
-func Suite(boot string) string { return "stackmap-" + boot }
+// Suite is the LAVA test suite of a boot's cases: stackmap_<boot>. LAVA
+// names a monitor's suite as the job does (lower case, no "N_" prefix as
+// a test definition's gets), and KernelCI's LAVA callback keeps what
+// follows the first "_" of a suite's name: the boot.
+func Suite(boot string) string { return "stackmap_" + boot }
 
 // The monitor's patterns. It starts at once: a kernel that dies before the
 // suite starts prints nothing else to wait for. It ends at the guest's
@@ -87,9 +93,22 @@ type (
 		Visibility string            `yaml:"visibility"`
 		Priority   string            `yaml:"priority"`
 		Timeouts   map[string]limit  `yaml:"timeouts"`
-		Context    map[string]string `yaml:"context"`
+		Context    map[string]any    `yaml:"context"`
 		Metadata   map[string]string `yaml:"metadata,omitempty"`
+		Notify     *notify           `yaml:"notify,omitempty"`
 		Actions    []action          `yaml:"actions"`
+	}
+	// notify asks the LAVA server to post the job's data, its log and
+	// results, when the job ends, as KernelCI's labs do.
+	notify struct {
+		Criteria map[string]string `yaml:"criteria"`
+		Callback notifyCallback    `yaml:"callback"`
+	}
+	notifyCallback struct {
+		URL         string `yaml:"url"`
+		Method      string `yaml:"method"`
+		Dataset     string `yaml:"dataset"`
+		ContentType string `yaml:"content-type"`
 	}
 	limit struct {
 		Minutes int  `yaml:"minutes,omitempty"`
@@ -159,10 +178,12 @@ func (j Job) YAML() ([]byte, error) {
 			return nil, fmt.Errorf("boot %s: a kernel command line with a double quote cannot be given in image_arg", b.Name)
 		}
 	}
-	m := machineWords(j.Machine.Args)
 	f := jobFile{JobName: j.Name, DeviceType: "qemu", Visibility: "public", Priority: "medium",
-		Context:  map[string]string{"arch": j.Arch.Name, "machine": m["-M"], "cpu": m["-cpu"], "memory": j.Memory},
-		Metadata: j.Metadata}
+		Context: j.context(), Metadata: j.Metadata}
+	if j.Notify != "" {
+		f.Notify = &notify{Criteria: map[string]string{"status": "finished"},
+			Callback: notifyCallback{URL: j.Notify, Method: "POST", Dataset: "all", ContentType: "json"}}
+	}
 	total := time.Minute // lava-run's own start and end
 	for _, b := range j.Blocks {
 		ns := b.Name
@@ -194,6 +215,35 @@ func (j Job) YAML() ([]byte, error) {
 		"# Each boot's cases are LAVA test suite %s; `smct lava-results` turns LAVA's log\n"+
 		"# of it into the suite's verdict.\n", Suite("<boot>"))
 	return append([]byte(head), out...), nil
+}
+
+// context is what a LAVA server renders the job's device from with the
+// qemu device type's template: the arch, machine, CPU and memory the suite
+// boots, no_kvm as the run chose its accelerator, and as extra_options
+// (added last to QEMU's) what the stock template drops for the arch: on
+// x86_64 it reads neither machine nor cpu (QEMU's pc, and -cpu host with
+// KVM); on arm64 it reads both but never enables KVM. A dictionary that
+// sets no_kvm itself overrides the job's.
+func (j Job) context() map[string]any {
+	m := machineWords(j.Machine.Args)
+	c := map[string]any{"arch": j.Arch.Name, "machine": m["-M"], "cpu": m["-cpu"], "memory": j.Memory}
+	kvm := j.Machine.Accel.Name == "kvm"
+	if j.Machine.Accel.Name != "" {
+		c["no_kvm"] = !kvm
+	}
+	var extra []string
+	switch j.Arch.Name {
+	case "x86_64":
+		extra = []string{"-machine " + m["-M"], "-cpu " + m["-cpu"]}
+	case "arm64":
+		if kvm {
+			extra = []string{"-enable-kvm"}
+		}
+	}
+	if len(extra) > 0 {
+		c["extra_options"] = extra
+	}
+	return c
 }
 
 // marshal writes YAML indented as LAVA's own examples are.

@@ -4,8 +4,12 @@ package lava
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -37,10 +41,12 @@ func testJob(t *testing.T, dir, archName string) Job {
 		}}
 }
 
-// writeTestJob writes a test job's files as Write does.
-func writeTestJob(t *testing.T, archName string) *Files {
+// writeTestJob writes a test job's files as Write does, with a notify
+// callback unless notify is "".
+func writeTestJob(t *testing.T, archName, notify string) *Files {
 	dir := t.TempDir()
 	j := testJob(t, dir, archName)
+	j.Notify = notify
 	job, err := j.YAML()
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +65,7 @@ func writeTestJob(t *testing.T, archName string) *Files {
 // kernel parameters in the kernel's image_arg, the time of its test the
 // boot's, skipped on a timeout so the next boots run.
 func TestJobHasABlockPerBoot(t *testing.T) {
-	f := writeTestJob(t, "x86_64")
+	f := writeTestJob(t, "x86_64", "")
 	data, _ := os.ReadFile(f.Job)
 	var job jobFile
 	if err := yaml.Unmarshal(data, &job); err != nil {
@@ -82,14 +88,110 @@ func TestJobHasABlockPerBoot(t *testing.T) {
 		t.Errorf("test timeout %+v, want the boot's 90 s, skipped", tst.Timeout)
 	}
 	m := tst.Monitors[0]
-	if m.Name != "stackmap-stress" || m.Fixupdict["UNRESOLVED"] != "fail" || m.Fixupdict["UNSUPPORTED"] != "skip" {
+	if m.Name != "stackmap_stress" || m.Fixupdict["UNRESOLVED"] != "fail" || m.Fixupdict["UNSUPPORTED"] != "skip" {
 		t.Errorf("monitor %+v", m)
 	}
 	if job.Timeouts["job"].Minutes < 2*5+2*2+5 {
 		t.Errorf("job timeout %+v is less than its blocks'", job.Timeouts["job"])
 	}
-	if job.Context["arch"] != "x86_64" || job.Context["machine"] != "q35" {
+	if !strings.Contains(d.Images["kernel"].ImageArg, `-append "console=ttyS0 `) || d.Images["kernel"].SHA256 == "" {
+		t.Errorf("kernel %+v: want the console in its arguments, and its sha256sum", d.Images["kernel"])
+	}
+	// What the run tested, as the stock qemu template reads it: TCG, and
+	// the machine and CPU it drops on x86_64 as extra options.
+	if c := job.Context; c["arch"] != "x86_64" || c["machine"] != "q35" || c["cpu"] != "qemu64" || c["no_kvm"] != true ||
+		fmt.Sprint(c["extra_options"]) != "[-machine q35 -cpu qemu64]" {
 		t.Errorf("context %v", job.Context)
+	}
+	if job.Notify != nil {
+		t.Errorf("notify %+v without -notify", job.Notify)
+	}
+	// lava-run reads QEMU's options from the dictionary alone: it has the
+	// machine, CPU and accelerator the context states.
+	if device, _ := os.ReadFile(f.Device); !strings.Contains(string(device), "- -M q35\n") ||
+		!strings.Contains(string(device), "- -cpu qemu64\n") || !strings.Contains(string(device), "- -accel tcg\n") {
+		t.Errorf("device dictionary:\n%s", device)
+	}
+}
+
+// -notify asks the LAVA server to post the job's log and results as JSON
+// when it ends, as KernelCI's jobs do.
+func TestJobNotify(t *testing.T) {
+	j := testJob(t, t.TempDir(), "arm64")
+	j.Notify = "https://lab.example.org/callback/stackmap"
+	data, err := j.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job jobFile
+	if err := yaml.Unmarshal(data, &job); err != nil {
+		t.Fatal(err)
+	}
+	want := notify{Criteria: map[string]string{"status": "finished"},
+		Callback: notifyCallback{URL: j.Notify, Method: "POST", Dataset: "all", ContentType: "json"}}
+	if job.Notify == nil || fmt.Sprint(*job.Notify) != fmt.Sprint(want) {
+		t.Errorf("notify %+v, want %+v", job.Notify, want)
+	}
+	// arm64's stock template reads machine and cpu itself.
+	if c := job.Context; c["machine"] != "virt" || c["cpu"] != "cortex-a57" || c["extra_options"] != nil {
+		t.Errorf("context %v", c)
+	}
+}
+
+// renderStock renders LAVA's stock qemu device type as a LAVA server does
+// for a job (Device.load_configuration: the device's dictionary rendered
+// with the job's context), and returns QEMU's command and options.
+const renderStock = `
+import sys, json, yaml, jinja2
+from jinja2.sandbox import SandboxedEnvironment
+devices, types, dictionary, context = sys.argv[1:5]
+env = SandboxedEnvironment(loader=jinja2.FileSystemLoader([devices, types]), autoescape=False, trim_blocks=True)
+d = yaml.safe_load(env.get_template(dictionary).render(**json.loads(context)))
+p = d["actions"]["boot"]["methods"]["qemu"]["parameters"]
+print(" ".join([p["command"]] + p["options"] + [str(o) for o in p.get("extra", [])]))
+`
+
+// StockTemplates is where lava-server keeps its device-type templates.
+const stockTemplates = "/usr/share/lava-server/device-types"
+
+// On a LAVA server's stock qemu device type, the job's context gives the
+// QEMU the suite tested: q35 and qemu64 on x86_64 (QEMU takes the last
+// -cpu), no KVM when the run chose TCG. A dictionary that sets no_kvm
+// itself beats the job: the job cannot turn KVM on there.
+func TestJobOnTheStockTemplate(t *testing.T) {
+	if _, err := os.Stat(filepath.Join(stockTemplates, "qemu.jinja2")); err != nil {
+		t.Skip("lava-server's device-type templates are not here")
+	}
+	py, err := python()
+	if err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "stock.jinja2"), []byte("{% extends 'qemu.jinja2' %}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "tcg-only.jinja2"), []byte("{% extends 'qemu.jinja2' %}\n{% set no_kvm = True %}\n"), 0o644)
+	kvm := qemu.Accel{Name: "kvm"}
+	for _, tc := range []struct {
+		arch       string
+		accel      *qemu.Accel
+		dictionary string
+		want       string
+	}{
+		{"x86_64", nil, "stock", "qemu-system-x86_64 -nographic .* -m 512 -monitor none -machine q35 -cpu qemu64$"},
+		{"x86_64", &kvm, "stock", "qemu-system-x86_64 -cpu host -enable-kvm .* -machine q35 -cpu host$"},
+		{"x86_64", &kvm, "tcg-only", "qemu-system-x86_64 -nographic .* -machine q35 -cpu host$"},
+		{"arm64", nil, "stock", "qemu-system-aarch64 -cpu cortex-a57 -machine virt -nographic .* -monitor none$"},
+		{"arm64", &kvm, "stock", "qemu-system-aarch64 -cpu host -machine virt -nographic .* -enable-kvm$"},
+	} {
+		j := testJob(t, dir, tc.arch)
+		if tc.accel != nil {
+			j.Machine = qemu.MachineFor(j.Arch).WithAccel(*tc.accel)
+		}
+		ctx, _ := json.Marshal(j.context())
+		out, err := exec.Command(py, "-c", renderStock, dir, stockTemplates, tc.dictionary+".jinja2", string(ctx)).CombinedOutput()
+		got := strings.TrimSpace(string(out))
+		if err != nil || !regexp.MustCompile("^"+tc.want).MatchString(got) {
+			t.Errorf("%s %s on %s: %v\n%s\nwant %s", tc.arch, j.Machine.Accel.Name, tc.dictionary, err, got, tc.want)
+		}
 	}
 }
 
@@ -122,14 +224,15 @@ func needDispatcher(t *testing.T) {
 	}
 }
 
-// The job and the device dictionary pass LAVA's own schemas, and
-// lava-run --validate builds the job's pipeline for the device: the
-// dispatcher refuses a device without a constant it reads, a context
-// variable it does not know, a timeout longer than the job's.
+// The job (notify callback, no_kvm and extra options included) and the
+// device dictionary pass LAVA's own schemas, and lava-run --validate
+// builds the job's pipeline for the device: the dispatcher refuses a
+// device without a constant it reads, a context variable it does not
+// know, a timeout longer than the job's.
 func TestJobPassesLAVAsValidation(t *testing.T) {
 	needDispatcher(t)
 	for _, a := range arch.Names() {
-		f := writeTestJob(t, a)
+		f := writeTestJob(t, a, "http://127.0.0.1:8000/callback")
 		if err := Validate(context.Background(), f, true); err != nil {
 			t.Fatalf("%s: %v", a, err)
 		}
@@ -141,7 +244,7 @@ func TestJobPassesLAVAsValidation(t *testing.T) {
 
 // LAVA's schema is the judge: a job it would refuse is refused.
 func TestValidationRefusesABadJob(t *testing.T) {
-	f := writeTestJob(t, "x86_64")
+	f := writeTestJob(t, "x86_64", "")
 	data, _ := os.ReadFile(f.Job)
 	os.WriteFile(f.Job, []byte(strings.Replace(string(data), "method: qemu", "method: qemu\n      bogus: 1", 1)), 0o644)
 	needDispatcher(t)

@@ -203,10 +203,25 @@ func TestParseLog(t *testing.T) {
 	if b := l.Boots["bits-3"]; !b.TimedOut || b.Ended {
 		t.Errorf("bits-3 %+v, want timed out", b)
 	}
-	want := []Case{{"default", "stackmap-default", "default_sm_reset_01", "default.SM-RESET-01", "pass"},
-		{"bits-3", "stackmap-bits-3", "bits_3_sm_boot_02", "bits-3.SM-BOOT-02", "fail"}}
+	want := []Case{{"default", "stackmap_default", "default_sm_reset_01", "default.SM-RESET-01", "pass"},
+		{"bits-3", "stackmap_bits-3", "bits_3_sm_boot_02", "bits-3.SM-BOOT-02", "fail"}}
 	if fmt.Sprint(l.Cases) != fmt.Sprint(want) {
 		t.Errorf("cases %v\nwant %v", l.Cases, want)
+	}
+}
+
+// The logs of jobs written before the suites were named stackmap_<boot>
+// (stackmap-<boot>) give the same cases.
+func TestParseLogOfOldSuiteNames(t *testing.T) {
+	boots := []fakeBoot{{name: "default", specs: []fakeSpec{pass("SM-RESET-01")}}}
+	log := fakeLog(t, Description{}, boots, "pass")
+	old := bytes.ReplaceAll(log, []byte(`"definition":"stackmap_`), []byte(`"definition":"stackmap-`))
+	if bytes.Equal(old, log) {
+		t.Fatal("no suite renamed in the fake log")
+	}
+	l, err := ParseLog(bytes.NewReader(old))
+	if err != nil || len(l.Cases) != 1 || l.Cases[0].Suite != "stackmap-default" || l.Cases[0].ID != "default.SM-RESET-01" {
+		t.Fatalf("ParseLog: %v, %+v", err, l)
 	}
 }
 
@@ -233,7 +248,7 @@ func TestNotALog(t *testing.T) {
 	for name, tc := range map[string]struct{ data, want string }{
 		"console": {"[    0.000000] Linux version 6.12\nSMCT-EXIT code=0\n", "no line of LAVA's YAML log"},
 		"empty":   {"", "no line of LAVA's YAML log"},
-		"export": {"- suite: stackmap-default\n  name: default_sm_reset_01\n  result: pass\n  job: '12'\n",
+		"export": {"- suite: stackmap_default\n  name: default_sm_reset_01\n  result: pass\n  job: '12'\n",
 			"LAVA's results export"},
 	} {
 		_, err := ParseLog(strings.NewReader(tc.data))

@@ -22,9 +22,11 @@ import (
 
 // Served says where a lab serves a job's files: URL serves Dir (a
 // matrix's directory), or, when Dir is "", the job's own lava/ directory.
-// No URL gives file:// paths on this machine.
+// No URL gives file:// paths on this machine. Notify, when set, is where
+// the lab's LAVA server posts the job's data as it ends.
 type Served struct {
 	URL, Dir string
+	Notify   string
 }
 
 // urlOf is where the lab serves dir.
@@ -53,7 +55,7 @@ func WriteJob(ctx context.Context, rn *qemutest.Runner, o qemutest.Options, at S
 		return nil, res, err
 	}
 	dir := filepath.Join(res.Dir, "lava")
-	files, err := Write(dir, p, JobName(res), at.urlOf(dir), cmp.Or(o.Mem, DefaultMemory))
+	files, err := Write(dir, p, Job{Name: JobName(res), URL: at.urlOf(dir), Notify: at.Notify, Memory: cmp.Or(o.Mem, DefaultMemory)})
 	if err != nil {
 		return nil, res, err
 	}

@@ -45,19 +45,18 @@ type Files struct {
 // Write makes the LAVA job of a planned run in dir: the kernel and one
 // initramfs per boot as gzip-compressed artefacts (each initramfs a single
 // archive with the boot's run configuration), job.yaml and device.yaml.
-// url is where a lab serves dir ("" for file:// paths); mem is QEMU's -m.
-func Write(dir string, p *qemutest.Planned, name, url, mem string) (*Files, error) {
+// j gives the job's name, URL, Notify and Memory; the plan the rest.
+func Write(dir string, p *qemutest.Planned, j Job) (*Files, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	res := p.Result
-	desc, err := json.Marshal(Description{Job: name, Request: res.Request, Kernel: res.Kernel, Entry: res.Entry, Source: res.Source,
+	desc, err := json.Marshal(Description{Job: j.Name, Request: res.Request, Kernel: res.Kernel, Entry: res.Entry, Source: res.Source,
 		KernelSHA: res.KernelSHA, Required: res.Required, RequiredWhy: res.RequiredWhy, Suite: res.Suite, Plans: res.Plans})
 	if err != nil {
 		return nil, err
 	}
-	j := Job{Name: name, Arch: p.Machine.Arch, Machine: p.Machine, Memory: mem, URL: url, Blocks: make([]Block, len(p.Boots)),
-		Metadata: metadata(res)}
+	j.Arch, j.Machine, j.Blocks, j.Metadata = p.Machine.Arch, p.Machine, make([]Block, len(p.Boots)), metadata(res)
 	var g errgroup.Group
 	g.SetLimit(2)
 	g.Go(func() error {

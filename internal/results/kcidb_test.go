@@ -234,15 +234,26 @@ func TestKCIDBMissingBoots(t *testing.T) {
 
 func TestTestPath(t *testing.T) {
 	for name, want := range map[string]string{
-		"default.SM-RESET-01":            "stackmap.default.SM-RESET-01",
-		"default.SM-RESET-04+SM-BIN-04":  "stackmap.default.SM-RESET-04_SM-BIN-04",
-		"bits-12.SM-BOOT-02":             "stackmap.bits-12.SM-BOOT-02",
-		"default.kernel-log":             "stackmap.default.kernel-log",
-		"default":                        "stackmap.default",
-		"default.a spec named in words.": "stackmap.default.a_spec_named_in_words_",
+		"default.kernel-log": "stackmap.default.kernel-log",
+		"default":            "stackmap.default",
+		"default.decoder":    "stackmap.default.decoder",
 	} {
 		if got := TestPath(name); got != want {
 			t.Errorf("TestPath(%q) = %q, want %q", name, got, want)
+		}
+	}
+	// A spec's path is KernelCI's for its LAVA case: the suite's part
+	// after its first "_" (stackmap_<boot>), the case as LAVA names it.
+	for name, want := range map[string]string{
+		"default.SM-RESET-01":            "stackmap.default.default_sm_reset_01",
+		"default.SM-RESET-04+SM-BIN-04":  "stackmap.default.default_sm_reset_04_sm_bin_04",
+		"bits-12.SM-BOOT-02":             "stackmap.bits-12.bits_12_sm_boot_02",
+		"trace-options.SM-OPT-02":        "stackmap.trace-options.trace_options_sm_opt_02",
+		"default.a spec named in words.": "stackmap.default.default_a_spec_named_in_words_",
+		"default.Größe-01":               "stackmap.default.default_gr__e_01",
+	} {
+		if got := SpecPath(name); got != want {
+			t.Errorf("SpecPath(%q) = %q, want %q", name, got, want)
 		}
 	}
 	if got := selftestPath("test.d/stackmap/basic-bin.tc"); got != "stackmap.ftracetest.stackmap.basic-bin" {

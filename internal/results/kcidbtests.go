@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/ftrace-stackmap/conformance/internal/claims"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
@@ -45,6 +46,7 @@ func kcidbTests(origin, buildID string, res *Result) []kcidbTest {
 	}
 	for _, sp := range res.Summary.Specs {
 		m := misc{}
+		m.set("test_case_id", sp.Name) // as LAVA keeps the name its case was made of
 		m.set("class", string(sp.Class))
 		m.set("requirements", sp.IDs)
 		m.set("location", sp.Location)
@@ -57,7 +59,7 @@ func kcidbTests(origin, buildID string, res *Result) []kcidbTest {
 		if sp.Class != contract.Pass {
 			excerpt = sp.Detail
 		}
-		w.add(sp.Name, specStatus(sp.Class), sp.Text, excerpt, sp.Duration, m)
+		w.addPath(SpecPath(sp.Name), specStatus(sp.Class), sp.Text, excerpt, sp.Duration, m)
 	}
 	for _, l := range res.KernelLogs {
 		excerpt := strings.Join(l.Lines, "\n")
@@ -144,7 +146,7 @@ type testWriter struct {
 	tests   []kcidbTest
 }
 
-// add is a test named as the KTAP names it: "<boot>.<ID>".
+// add is a test named as the KTAP names it: "<boot>.<name>".
 func (w *testWriter) add(name, status, comment, excerpt string, d time.Duration, m misc) {
 	w.addPath(TestPath(name), status, comment, excerpt, d, m)
 }
@@ -176,14 +178,45 @@ func (w *testWriter) addPath(path, status, comment, excerpt string, d time.Durat
 	w.tests = append(w.tests, t)
 }
 
-// TestPath is a test's KCIDB path: "stackmap.<boot>.<rest>", each part
-// with what a path may not hold ("+" between IDs, say) made "_".
+// TestPath is the KCIDB path of a test of the run's own, which no LAVA
+// case has (a boot's kernel log, a boot not made): "stackmap.<boot>.<rest>",
+// each part with what a path may not hold made "_".
 func TestPath(name string) string {
 	parts := []string{kcidbRoot}
 	for _, p := range strings.SplitN(name, ".", 2) {
 		parts = append(parts, pathPart(p))
 	}
 	return strings.Join(parts, ".")
+}
+
+// SpecPath is a spec's KCIDB path as KernelCI gives the case a LAVA lab
+// records for it: "stackmap.<boot>.<case>" (default.SM-RESET-01 is
+// stackmap.default.default_sm_reset_01). KernelCI's LAVA callback names a
+// case's node after the part of its LAVA suite's name that follows the
+// first "_" (the job's suite is stackmap_<boot>, which LAVA lowers and
+// whose spaces it makes "-") and the case as LAVA named it: the name the
+// guest printed, lowered, each run of non-word characters made "_". Its
+// KCIDB path is the nodes' names under the job's test suite, joined by
+// dots, each character a path does not take made "_".
+func SpecPath(name string) string {
+	boot, _, _ := strings.Cut(name, ".")
+	boot = strings.ReplaceAll(strings.ToLower(boot), " ", "-")
+	lavaCase := nonWord.ReplaceAllString(strings.ToLower(strings.TrimSpace(name)), "_")
+	return kcidbRoot + "." + kcidbChars(boot) + "." + kcidbChars(lavaCase)
+}
+
+// nonWord is what LAVA's monitor makes "_" of a case's name: Python's \W.
+var nonWord = regexp.MustCompile(`[^\p{L}\p{N}_]+`)
+
+// kcidbChars is s with each character a KCIDB path part does not take
+// made "_", as KernelCI does.
+func kcidbChars(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' || r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			return r
+		}
+		return '_'
+	}, s)
 }
 
 func pathPart(s string) string {

@@ -6,17 +6,26 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/u-root/u-root/pkg/cpio"
+	"gopkg.in/yaml.v3"
 
 	"github.com/ftrace-stackmap/conformance/initramfs"
 	"github.com/ftrace-stackmap/conformance/internal/apt"
@@ -63,11 +72,10 @@ func lavaRun(t *testing.T, dir, job, device string) (string, time.Duration) {
 	return log, time.Since(start)
 }
 
-// lavaJob writes the job of `smct lava args...`, runs it with lava-run and
-// returns LAVA's log.
-func lavaJob(t *testing.T, args ...string) (*lava.Log, string, time.Duration) {
+// writeLavaJob writes the job of `smct lava args...` in a run directory
+// under results and returns its lava/ directory.
+func writeLavaJob(t *testing.T, results string, args ...string) string {
 	t.Helper()
-	results := t.TempDir()
 	cmd := exec.Command(smct, append([]string{"lava", "-results", results}, args...)...)
 	cmd.Dir = rootDir
 	out, err := cmd.CombinedOutput()
@@ -75,7 +83,13 @@ func lavaJob(t *testing.T, args ...string) (*lava.Log, string, time.Duration) {
 	if err != nil {
 		t.Fatalf("smct lava: %v", err)
 	}
-	dir := filepath.Join(results, "latest", "lava")
+	return filepath.Join(results, "latest", "lava")
+}
+
+// runLavaJob runs a job written in dir with lava-run and returns LAVA's
+// log.
+func runLavaJob(t *testing.T, dir string) (*lava.Log, string, time.Duration) {
+	t.Helper()
 	logFile, took := lavaRun(t, dir, filepath.Join(dir, "job.yaml"), filepath.Join(dir, "device.yaml"))
 	f, err := os.Open(logFile)
 	if err != nil {
@@ -90,6 +104,13 @@ func lavaJob(t *testing.T, args ...string) (*lava.Log, string, time.Duration) {
 		t.Fatalf("%s (%s)", why, logFile)
 	}
 	return l, logFile, took
+}
+
+// lavaJob writes the job of `smct lava args...`, runs it with lava-run and
+// returns LAVA's log.
+func lavaJob(t *testing.T, args ...string) (*lava.Log, string, time.Duration) {
+	t.Helper()
+	return runLavaJob(t, writeLavaJob(t, t.TempDir(), args...))
 }
 
 // lavaResults runs `smct lava-results` on LAVA's log of a job.
@@ -183,6 +204,180 @@ func TestLAVABootThatDies(t *testing.T) {
 	if got := only(coverage(r.stdout), "FAIL"); strings.Join(got, " ") != "SM-BOOT-03" {
 		t.Errorf("FAIL %v, want SM-BOOT-03 alone", got)
 	}
+}
+
+// A lab that serves the artefacts over HTTP (-url): lava-run downloads
+// them from a file server on a loopback port, checking their sha256sum,
+// and lava-results gives the closing line and status of the same job with
+// file:// artefacts.
+func TestLAVAJobOverHTTP(t *testing.T) {
+	needLAVA(t)
+	args := []string{"-arch", "x86_64", "-seed", "4242"}
+	_, fileLog, _ := lavaJob(t, args...)
+
+	results := t.TempDir()
+	var mu sync.Mutex
+	served := map[string]int{}
+	files := http.FileServer(http.Dir(results))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		served[r.Method+" "+path.Base(r.URL.Path)]++
+		mu.Unlock()
+		files.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	dir := writeLavaJob(t, results, append(args, "-url", srv.URL+"/latest/lava/")...)
+	job, _ := os.ReadFile(filepath.Join(dir, "job.yaml"))
+	if strings.Contains(string(job), "file://") || !strings.Contains(string(job), "url: "+srv.URL+"/latest/lava/kernel.gz") {
+		t.Fatalf("the job names its artefacts elsewhere than %s:\n%s", srv.URL, job)
+	}
+	_, httpLog, _ := runLavaJob(t, dir)
+	mu.Lock()
+	t.Logf("served: %v", served)
+	if served["GET kernel.gz"] == 0 || served["GET initrd-default.cpio.gz"] == 0 {
+		t.Errorf("lava-run did not download the artefacts from %s: %v", srv.URL, served)
+	}
+	mu.Unlock()
+	f, h := lavaResults(t, fileLog), lavaResults(t, httpLog)
+	if h.code != f.code || h.last != f.last {
+		t.Fatalf("the job over HTTP: exit %d, %q; with file:// artefacts: exit %d, %q", h.code, h.last, f.code, f.last)
+	}
+	t.Logf("closing line over HTTP: %s (exit %d)", h.last, h.code)
+}
+
+// callbackData is what a LAVA server posts to a job's notify callback when
+// it ends, with dataset "all" (lava-server's TestJob.create_job_data): the
+// job's state, definition and metadata, its log as the server keeps it
+// (lava-run's lines, each an item of a YAML list) and its results, each
+// test suite's cases as a YAML list (lava_results_app's export_testcase).
+func callbackData(t *testing.T, id int, jobFile, logFile string) map[string]any {
+	t.Helper()
+	definition, err := os.ReadFile(jobFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The job's metadata, as the server keeps it: a list of one-key maps.
+	var job struct {
+		Metadata map[string]string `yaml:"metadata"`
+	}
+	if err := yaml.Unmarshal(definition, &job); err != nil {
+		t.Fatal(err)
+	}
+	metadata := []map[string]string{}
+	for _, k := range slices.Sorted(maps.Keys(job.Metadata)) {
+		metadata = append(metadata, map[string]string{k: job.Metadata[k]})
+	}
+	var log strings.Builder
+	suites := map[string][]map[string]any{}
+	var order []string
+	health := "Incomplete"
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		log.WriteString("- " + line + "\n")
+		var rec struct {
+			Lvl string         `yaml:"lvl"`
+			Msg map[string]any `yaml:"msg"`
+		}
+		if yaml.Unmarshal([]byte(line), &rec) != nil || rec.Lvl != "results" {
+			continue
+		}
+		suite, _ := rec.Msg["definition"].(string)
+		if suites[suite] == nil {
+			order = append(order, suite)
+		}
+		if suite == "lava" && rec.Msg["case"] == "job" && rec.Msg["result"] == "pass" {
+			health = "Complete"
+		}
+		n := len(suites[suite]) + 1
+		meta := maps.Clone(rec.Msg)
+		if extra, ok := meta["extra"].(map[string]any); ok { // the server keeps extra as a list of one-key maps
+			var list []map[string]any
+			for k, v := range extra {
+				list = append(list, map[string]any{k: v})
+			}
+			meta["extra"] = list
+		}
+		suites[suite] = append(suites[suite], map[string]any{"name": rec.Msg["case"], "job": fmt.Sprint(id), "suite": suite,
+			"result": rec.Msg["result"], "measurement": "None", "unit": "", "level": rec.Msg["level"],
+			"url": fmt.Sprintf("/results/testcase/%d", n), "id": fmt.Sprint(n), "logged": "2026-11-25 10:00:00+00:00",
+			"log_start_line": "", "log_end_line": "", "metadata": meta})
+	}
+	results := map[string]string{}
+	for _, suite := range order {
+		y, err := yaml.Marshal(suites[suite])
+		if err != nil {
+			t.Fatal(err)
+		}
+		results[suite] = string(y)
+	}
+	status := map[string]int{"Complete": 2, "Incomplete": 3}[health]
+	return map[string]any{"id": id, "status": status, "status_string": strings.ToLower(health), "state": 5, "state_string": "Finished",
+		"health": map[string]int{"Complete": 1, "Incomplete": 2}[health], "health_string": health,
+		"submit_time": "2026-11-25 10:00:00+00:00", "start_time": "2026-11-25 10:00:01+00:00", "end_time": "2026-11-25 10:00:30+00:00",
+		"submitter_username": "lab", "failure_comment": nil, "priority": 50, "description": "", "actual_device_id": "qemu01",
+		"definition": string(definition), "metadata": metadata, "log": log.String(), "results": results}
+}
+
+// -notify: the job asks the LAVA server to post its log and results to a
+// URL when it ends. lava-run, the dispatcher alone, posts nothing (a
+// server's scheduler does), so the test makes what a server would post
+// from lava-run's log, posts it as the job's callback says to a receiver
+// on a loopback port, and lava-results gives for what arrived the verdict
+// it gives for the log, the server's job id named.
+func TestLAVANotifyCallback(t *testing.T) {
+	needLAVA(t)
+	received := make(chan []byte, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if r.Method != http.MethodPost || r.URL.Path != "/node/4711" || r.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("callback: %s %s, %s", r.Method, r.URL, r.Header.Get("Content-Type"))
+		}
+		received <- body
+	}))
+	defer srv.Close()
+	dir := writeLavaJob(t, t.TempDir(), "-arch", "x86_64", "-notify", srv.URL+"/node/4711")
+	_, logFile, _ := runLavaJob(t, dir)
+
+	var job struct {
+		Notify struct {
+			Criteria map[string]string `yaml:"criteria"`
+			Callback map[string]string `yaml:"callback"`
+		} `yaml:"notify"`
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "job.yaml"))
+	if err := yaml.Unmarshal(data, &job); err != nil {
+		t.Fatal(err)
+	}
+	cb := job.Notify.Callback
+	if job.Notify.Criteria["status"] != "finished" || cb["method"] != "POST" || cb["dataset"] != "all" || cb["content-type"] != "json" {
+		t.Fatalf("the job's notify: %+v", job.Notify)
+	}
+	js, err := json.Marshal(callbackData(t, 4711, filepath.Join(dir, "job.yaml"), logFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(cb["url"], "application/json", bytes.NewReader(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	posted := filepath.Join(dir, "callback.json")
+	os.WriteFile(posted, <-received, 0o644)
+
+	l, c := lavaResults(t, logFile), lavaResults(t, posted)
+	if c.code != l.code || c.last != l.last {
+		t.Fatalf("the callback's data: exit %d, %q; LAVA's log: exit %d, %q", c.code, c.last, l.code, l.last)
+	}
+	if !strings.Contains(c.stdout, `LAVA job 4711 "stackmap conformance`) {
+		t.Errorf("the run from the callback does not name the server's job 4711:\n%s", c.stdout)
+	}
+	t.Logf("closing line from the callback: %s (exit %d)", c.last, c.code)
 }
 
 // shellJob is a LAVA job that boots the kernel with a busybox rootfs
