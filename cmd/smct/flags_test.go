@@ -3,6 +3,7 @@
 package main
 
 import (
+	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -56,3 +57,39 @@ func TestBadKCIDBOriginIsRefused(t *testing.T) {
 // smct runs a command line as main does, from this package's directory
 // (the project is found above it).
 func smct(args []string, stdout, stderr io.Writer) int { return realMain(args, stdout, stderr) }
+
+// Every command that makes runs hands its package a request the run
+// accepts: a profile, a requirement and an exit convention it knows, even
+// when the command line leaves them out.
+func TestEveryCommandsRequestIsValid(t *testing.T) {
+	for _, c := range commands {
+		r, _, err := c.parse([]string{}, io.Discard)
+		if _, ok := flagNamed(c, "arch"); ok && err != nil && !strings.Contains(err.Error(), `ARCH=""`) {
+			t.Errorf("%s with no flags: %v", c.name, err)
+		}
+		if _, ok := flagNamed(c, "arch"); ok {
+			if r, _, err = c.parse([]string{"-arch", "x86_64"}, io.Discard); err != nil {
+				t.Errorf("%s -arch x86_64: %v", c.name, err)
+				continue
+			}
+		}
+		// Commands that boot run the contract of a profile.
+		if c.name != "reply" && c.name != "lava-results" && c.name != "kernel" {
+			if err := r.run.Profile.Valid(); err != nil {
+				t.Errorf("%s: the request's profile: %v", c.name, err)
+			}
+		}
+		for _, err := range []error{r.run.Require.Valid(), r.exitCodes.Set(r.exitCodes.String())} {
+			if err != nil {
+				t.Errorf("%s: %v", c.name, err)
+			}
+		}
+	}
+}
+
+// flagNamed finds a command's flag by name.
+func flagNamed(c command, name string) (*flag.Flag, bool) {
+	fs, _ := c.flagSet(new(request))
+	f := fs.Lookup(name)
+	return f, f != nil
+}

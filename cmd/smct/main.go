@@ -92,12 +92,28 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 // run is the door: it parses and checks the command line, finds the
 // project, and runs the command; anything refused ends without a verdict.
 func (c command) run(args []string, out outputs) int {
-	var r request
-	fs, run := c.flagSet(&r)
-	fs.SetOutput(out.stderr)
-	err := fs.Parse(args)
+	r, run, err := c.parse(args, out.stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
+	}
+	if err != nil {
+		return c.refuse(r, err.Error(), out)
+	}
+	r.run.Progress = out.progress
+	ctx, stop := interruptible()
+	defer stop()
+	return run(ctx, r, out)
+}
+
+// parse reads and checks a command line into a request and finds the
+// project; the request holds what was read even on an error.
+func (c command) parse(args []string, stderr io.Writer) (*request, func(context.Context, *request, outputs) int, error) {
+	r := new(request)
+	fs, run := c.flagSet(r)
+	fs.SetOutput(stderr)
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return r, run, err
 	}
 	r.args = fs.Args()
 	if err == nil && fs.NArg() > 0 && !c.takesArgs {
@@ -105,19 +121,13 @@ func (c command) run(args []string, out outputs) int {
 	}
 	for _, g := range c.groups {
 		if err == nil && g.check != nil {
-			err = g.check(&r)
+			err = g.check(r)
 		}
 	}
 	if err == nil {
 		err = workplace(&r.run)
 	}
-	if err != nil {
-		return c.refuse(&r, err.Error(), out)
-	}
-	r.run.Progress = out.progress
-	ctx, stop := interruptible()
-	defer stop()
-	return run(ctx, &r, out)
+	return r, run, err
 }
 
 // flagSet is the command's flags: its groups', then its own.

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/mutants"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
@@ -28,6 +29,7 @@ var mutantsCmd = command{
 		// the contract's classes: a fault that hides the feature must not
 		// turn every UNSUPPORTED spec into a FAIL.
 		r.run.Image, r.run.Require = "reference", report.RequireNone
+		r.run.Profile = contract.ProfileV4 // the table is the v4 contract's
 		only := fs.String("faults", "", "comma-separated faults and variants to try (default: all)")
 		return func(ctx context.Context, r *request, out outputs) int {
 			faults, err := mutants.Select(*only)
