@@ -96,7 +96,7 @@ func (r *run) kvmAnswer(rn *Runner) *kvmAnswer {
 		path = filepath.Join(o.CacheDir, "kvm-probe", in.key()+".json")
 	}
 	if a = readKVMAnswer(path, in); a != nil && (a.Usable || o.Accel != "kvm") {
-		o.Progress.Step("KVM probe of this kernel remembered from %s (%s)", a.when(), m.Arch.Name)(nil)
+		o.Progress.Step("recalling the KVM probe of %s (%s)", a.when(), m.Arch.Name)(nil)
 		rn.remember(memKey, a)
 		return a
 	}
