@@ -93,6 +93,9 @@ func KVMWorks(m Machine, kernel string) error {
 	cmd.Stdout, cmd.Stderr = out, out
 	err = cmd.Run()
 	switch {
+	case cmd.ProcessState == nil:
+		// QEMU never ran: that says nothing of KVM.
+		return fmt.Errorf("%w: starting %s: %v", ErrUndecided, m.Binary, err)
 	case out.found():
 		return fmt.Errorf("%s: %s (KVM cannot run this kernel here, nested virtualization?)", m.Binary, kvmFailure)
 	case ctx.Err() != nil:
@@ -102,6 +105,35 @@ func KVMWorks(m Machine, kernel string) error {
 		return fmt.Errorf("%s under KVM: %v: %s (nested virtualization?)", m.Binary, err, out.line(filepath.Base(m.Binary)+": "))
 	}
 	return nil // it booted and ended, whatever the status
+}
+
+// ErrUndecided is KVMWorks' error when the probe could not run at all, so
+// that its answer is not one to remember.
+var ErrUndecided = errors.New("the KVM probe could not decide")
+
+// GaveUp is QEMU's own complaint when QEMU or KVM, not the kernel, ended
+// a boot, as KVMWorks recognises it: KVM could not run an instruction of
+// the guest, or QEMU exited on an error of its own (a vCPU it could not
+// set up) before the init started, without a panic and without being
+// stopped for silence or time. "" otherwise.
+func (r *Result) GaveUp(binary string) string {
+	if l := lineWith(r.Stderr, kvmFailure); l != "" {
+		return l
+	}
+	if r.Reached || r.Panic != "" || r.Silent || r.TimedOut || r.ExitCode == 0 {
+		return ""
+	}
+	return lineWith(r.Stderr, filepath.Base(binary)+": ")
+}
+
+// lineWith is the first line of text that holds s, or "".
+func lineWith(text, s string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, s) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
 }
 
 // wordWatch keeps what a process writes and calls seen once word appears.
@@ -133,12 +165,7 @@ func (w *wordWatch) has(s string) bool {
 func (w *wordWatch) line(s string) string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, l := range strings.Split(w.buf.String(), "\n") {
-		if strings.Contains(l, s) {
-			return strings.TrimSpace(l)
-		}
-	}
-	return ""
+	return lineWith(w.buf.String(), s)
 }
 
 func (w *wordWatch) found() bool {

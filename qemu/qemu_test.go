@@ -147,6 +147,33 @@ func TestKVMProbeBootsTheKernel(t *testing.T) {
 	if time.Since(start) > KVMProbeTime/2 {
 		t.Errorf("KVM's error was seen after %s: the probe should stop at once", time.Since(start))
 	}
+	// A QEMU that cannot be started decides nothing.
+	missing := Machine{Arch: arch.MustLookup("x86_64"), Binary: filepath.Join(t.TempDir(), "no-qemu")}
+	if err := KVMWorks(missing, "vmlinux"); !errors.Is(err, ErrUndecided) {
+		t.Errorf("no QEMU to start: %v, want ErrUndecided", err)
+	}
+}
+
+// GaveUp tells QEMU's and KVM's failures from the kernel's.
+func TestGaveUp(t *testing.T) {
+	bin := "/usr/bin/qemu-system-x86_64"
+	for _, tc := range []struct {
+		name string
+		res  Result
+		want string
+	}{
+		{"QEMU aborts", Result{ExitCode: -1, Stderr: "qemu-system-x86_64: error: failed to set MSR 0x10a to 0x69\nqemu-system-x86_64: kvm.c:3183: Assertion failed."},
+			"qemu-system-x86_64: error: failed to set MSR 0x10a to 0x69"},
+		{"KVM stops the guest", Result{Silent: true, Stderr: "KVM internal error. Suberror: 1\nemulation failure"}, "KVM internal error. Suberror: 1"},
+		{"the kernel panics", Result{ExitCode: 0, Panic: "Kernel panic - not syncing: VFS"}, ""},
+		{"a warning, then the suite ran", Result{Reached: true, ExitCode: 1, Stderr: "qemu-system-x86_64: warning: host doesn't support requested feature"}, ""},
+		{"silent, QEMU killed", Result{Silent: true, ExitCode: -1, Stderr: "qemu-system-x86_64: terminating on signal 9"}, ""},
+		{"exited without a word of its own", Result{ExitCode: 1}, ""},
+	} {
+		if got := tc.res.GaveUp(bin); got != tc.want {
+			t.Errorf("%s: GaveUp() = %q, want %q", tc.name, got, tc.want)
+		}
+	}
 }
 
 // A console that cannot be saved is an error, not a silent loss; the

@@ -30,6 +30,9 @@ func (r *run) bootOnce(ctx context.Context, plan contract.BootPlan, filter strin
 		boot = r.bootHere
 	}
 	res, console, err := boot(ctx, plan, filter, st, dir, rep)
+	if err := r.wrongKVM(res); err != nil {
+		return nil, res, console, err
+	}
 	if err != nil {
 		return nil, res, console, err
 	}

@@ -110,27 +110,25 @@ func (rn *Runner) machine(o Options, a arch.Arch) (qemu.Machine, error) {
 
 // chooseAccel chooses how QEMU runs the guest: KVM when it runs the
 // kernel under test, which only an installed QEMU and the kernel can tell.
-// The runner remembers the answer for the runs it makes after (mutants
-// boot one kernel some fifty times). Its lock is held.
+// The answer is remembered, by the runner for the runs it makes after
+// (mutants boot one kernel some fifty times) and on disk for other
+// processes (kvmprobe.go). Its lock is held.
 func (r *run) chooseAccel(rn *Runner) error {
 	o, m := r.o, r.m
+	var answer *kvmAnswer
 	accel, err := qemu.ChooseAccel(m.Arch.GOARCH, o.Accel, func() error {
-		key := m.Binary + " " + r.kernel
-		if err, ok := rn.kvm[key]; ok {
-			return err
-		}
-		// Not a step that fails the run: without KVM the guest is emulated.
-		end := o.Progress.Step("probing KVM with the kernel (%s)", m.Arch.Name)
-		err := qemu.KVMWorks(m, r.kernel)
-		end(nil)
-		if rn.kvm == nil {
-			rn.kvm = map[string]error{}
-		}
-		rn.kvm[key] = err
-		return err
+		answer = r.kvmAnswer(rn)
+		return answer.err()
 	})
 	if err != nil {
 		return &InfraError{Err: err}
+	}
+	if answer != nil && answer.remembered {
+		accel.Why += "; remembered from a probe of " + answer.when()
+		if accel.Name == "kvm" {
+			r.kvmRemembered = answer // a boot that fails under KVM forgets it
+			r.forgetKVM = func() error { return rn.forget(answer) }
+		}
 	}
 	m = m.WithAccel(accel)
 	if o.CPU != "" {

@@ -69,7 +69,11 @@ func failed(step string, err error) error {
 // is ready to use.
 type Runner struct {
 	preparing sync.Mutex
-	kvm       map[string]error // what probing KVM with a kernel found, by kernel
+	kvmMu     sync.Mutex
+	kvm       map[string]*kvmAnswer // what probing KVM with a kernel found, by QEMU and kernel
+	// probeKVM and kvmHost stand in for qemu.KVMWorks and hostKVM in tests.
+	probeKVM func(qemu.Machine, string) error
+	kvmHost  func() (kvmInputs, error)
 }
 
 // Run makes a run alone, with a Runner of its own.
@@ -163,6 +167,10 @@ type run struct {
 	summaries []report.Summary // theirs, boot by boot
 	bootsUp   bool             // a boot without a plan's parameters reached the suite
 	booter    booter           // makes each boot; nil boots here, under QEMU
+	// kvmRemembered is the remembered answer that put the run under KVM,
+	// and forgetKVM forgets it, when a boot shows it wrong.
+	kvmRemembered *kvmAnswer
+	forgetKVM     func() error
 	// defaultFiles are the files the default boot's frames carried;
 	// banner is the kernel's, from the first console that showed it.
 	defaultFiles map[string][]byte
