@@ -31,9 +31,6 @@ const (
 	// runsAfterFull keep the workload going once the map is full, so that
 	// stacks are dropped and stacks it holds are met again.
 	runsAfterFull = 2
-	// maxRateRuns bound the runs after runsAfterFull spent on reaching a
-	// success rate whose rounding tells floor from nearest.
-	maxRateRuns = 12
 	// fillBufferKB is the ring buffer per CPU during a fill: room for the
 	// whole session, so trace can be counted against the counters.
 	fillBufferKB = "16384"
@@ -43,12 +40,15 @@ const (
 type fill struct {
 	capacity int64
 	runs     int
-	stat     fmtx.Stat        // at the end
-	statErr  error            // stack_map_stat did not parse: SM-STAT-01's, for each spec to judge
-	trace    fmtx.TraceStacks // the whole session
-	blocks   []fmtx.Block
-	bin      []byte // stack_map_bin as read, for SM-BIN-03's spec alone
-	binErr   error
+	// rateSteps are moveRate's reads, when the workload's rate did not
+	// separate floor from nearest.
+	rateSteps int
+	stat      fmtx.Stat        // at the end
+	statErr   error            // stack_map_stat did not parse: SM-STAT-01's, for each spec to judge
+	trace     fmtx.TraceStacks // the whole session
+	blocks    []fmtx.Block
+	bin       []byte // stack_map_bin as read, for SM-BIN-03's spec alone
+	binErr    error
 }
 
 // full says whether the map stopped taking stacks: it dropped some that
@@ -127,7 +127,7 @@ func fillMap(tfs *harness.TraceFS) *fill {
 		harness.Must(tfs.Write("trace", ""), "clearing trace")
 	}
 	harness.Set(tfs, "current_tracer", "function")
-	harness.Set(tfs, "options/func_stack_trace", "1")
+	harness.Set(tfs, funcStacks, "1")
 
 	By(fmt.Sprintf("filling the map of %d stacks with the function tracer", f.capacity))
 	// Turning tracing on under the function tracer clears the buffer: trace
@@ -135,11 +135,9 @@ func fillMap(tfs *harness.TraceFS) *fill {
 	harness.Must(tfs.Write("tracing_on", "1"), "turning tracing on")
 	deadline, after := time.Now().Add(fillBudget), -1
 	var err error
-	// Once full, a few runs more, and more until the success rate's
-	// fraction is at least one half, where rounding down and rounding to
-	// nearest give different percentages (SM-STAT-01.3).
-	separated := false
-	for time.Now().Before(deadline) && (after < runsAfterFull || !separated && after < runsAfterFull+maxRateRuns) {
+	// Once full, a few runs more; then moveRate brings the success rate
+	// to where rounding down and rounding to nearest differ (SM-STAT-01.3).
+	for time.Now().Before(deadline) && after < runsAfterFull {
 		if err = harness.RunWorkload(1); err != nil {
 			break
 		}
@@ -150,7 +148,9 @@ func fillMap(tfs *harness.TraceFS) *fill {
 		} else if serr == nil && (st.Entries >= f.capacity || st.Drops > 0) {
 			after = 0
 		}
-		separated = serr == nil && st.RateSeparates()
+	}
+	if err == nil && after >= 0 {
+		f.rateSteps = moveRate(tfs)
 	}
 	harness.Must(tfs.Write("tracing_on", "0"), "turning tracing off")
 	harness.Must(err, "running the workload")
@@ -165,9 +165,47 @@ func fillMap(tfs *harness.TraceFS) *fill {
 	f.trace = fmtx.ParseTrace(readTrace(tfs))
 	f.blocks = readBlocks(tfs)
 	f.bin, f.binErr = os.ReadFile(tfs.Path(binNode))
-	AddReportEntry("fill", map[string]any{"runs": f.runs, "entries": f.stat.Entries, "successes": f.stat.Successes,
+	AddReportEntry("fill", map[string]any{"runs": f.runs, "rate steps": f.rateSteps, "entries": f.stat.Entries, "successes": f.stat.Successes,
 		"drops": f.stat.Drops, "ids in trace": len(f.trace.IDs), "full stacks in trace": f.trace.FullStacks})
 	return f
+}
+
+// funcStacks records a stack with each function the function tracer traces.
+const funcStacks = "options/func_stack_trace"
+
+// maxRateSteps bound moveRate: a step moves the rate by a few thousandths
+// of a percent, and at most half a percent is needed.
+const maxRateSteps = 400
+
+// moveRate moves the success rate of a full map a step at a time until its
+// fraction of a percent is at least one half (RateSeparates), and returns
+// the steps it took; 0 when the workload's runs got there. Those settle at
+// a rate of their own, which on some arches never gets there.
+//
+// Reading stack_map_stat is traced too, so the counters are read with
+// vfs_read left out of the trace (set_ftrace_notrace), the function tracer
+// on: turning tracing back on would clear the buffer the specs count. A
+// step traces vfs_read alone while stack_map_stat is read a few times: one
+// call path, the same stack each time, a success when the map holds it, a
+// drop when it does not. Either way the rate moves one way only and
+// passes the point.
+func moveRate(tfs *harness.TraceFS) (steps int) {
+	if harness.Probe(tfs, harness.Node("set_ftrace_notrace")) != nil {
+		return 0 // the rate as the runs left it: judged only partly if it agrees
+	}
+	DeferCleanup(tfs.Write, "set_ftrace_notrace", "")
+	harness.Must(tfs.Write("set_ftrace_filter", "vfs_read"), "tracing vfs_read alone")
+	for ; steps < maxRateSteps; steps++ {
+		harness.Must(tfs.Write("set_ftrace_notrace", "vfs_read"), "leaving vfs_read out of the trace")
+		if st, err := fmtx.ParseStat(readStatText(tfs)); err != nil || st.RateSeparates() {
+			return steps
+		}
+		harness.Must(tfs.Write("set_ftrace_notrace", ""), "tracing vfs_read again")
+		for range 10 {
+			readStatText(tfs)
+		}
+	}
+	return steps
 }
 
 // readStatText reads stack_map_stat; reading it is a setup step.
