@@ -134,7 +134,7 @@ func (m *measure) arch(ctx context.Context, a arch.Arch) error {
 		last = res
 	}
 	m.alone[name] = m.seconds(name+" qemu-test, warm", total)
-	if err := m.floor(ctx, name, last, boots); err != nil {
+	if err := m.floor(ctx, a, last, boots); err != nil {
 		return err
 	}
 	cold, warm, err := o.initramfs(ctx, a, m.tmp)

@@ -24,9 +24,9 @@ import (
 // initramfs, made the way the run made them (as many at a time, started in
 // plan order), and holds the arch's warm run against that; the sum of the
 // boots one after the other is shown beside it.
-func (m *measure) floor(ctx context.Context, name string, last *results.Result, boots map[string][]float64) error {
-	o := m.o
-	initrd, err := initramfs.Builder{ModuleDir: o.Base.ModuleDir, OutDir: filepath.Join(m.tmp, "floor-"+name), Arch: arch.MustLookup(name)}.Floor(ctx)
+func (m *measure) floor(ctx context.Context, a arch.Arch, last *results.Result, boots map[string][]float64) error {
+	o, name := m.o, a.Name
+	initrd, err := initramfs.Builder{ModuleDir: o.Base.ModuleDir, OutDir: filepath.Join(m.tmp, "floor-"+name), Arch: a}.Floor(ctx)
 	if err != nil {
 		return err
 	}
