@@ -13,6 +13,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	"github.com/ftrace-stackmap/conformance/internal/consoleframe"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
@@ -151,20 +152,24 @@ func (l *Log) machine(job, logFile string) string {
 
 // Agreement compares the cases LAVA recorded with the run's verdict of the
 // same specs: how many agree, and each that does not, or that LAVA has for
-// a spec the verdict does not count.
+// a spec the verdict does not count. Specs of one requirement in one boot
+// share a name, so each name's cases are matched with its specs' classes
+// as a whole, in any order.
 func (l *Log) Agreement(s report.Summary) (agree int, differ []string) {
-	specs := map[string]report.Spec{}
+	classes := map[string][]contract.Class{}
 	for _, sp := range s.Specs {
-		specs[sp.Name] = sp
+		classes[sp.Name] = append(classes[sp.Name], sp.Class)
 	}
 	for _, c := range l.Cases {
-		sp, ok := specs[c.ID]
+		left, ok := classes[c.ID]
+		i := slices.IndexFunc(left, func(cl contract.Class) bool { return fixup[string(cl)] == c.Result })
 		switch {
 		case !ok:
 			differ = append(differ, fmt.Sprintf("%s/%s: %s in LAVA, not in the verdict", c.Suite, c.Name, c.Result))
-		case fixup[string(sp.Class)] != c.Result:
-			differ = append(differ, fmt.Sprintf("%s/%s: %s in LAVA, %s in the verdict", c.Suite, c.Name, c.Result, sp.Class))
+		case i < 0:
+			differ = append(differ, fmt.Sprintf("%s/%s: %s in LAVA, %v in the verdict", c.Suite, c.Name, c.Result, left))
 		default:
+			classes[c.ID] = slices.Delete(left, i, i+1)
 			agree++
 		}
 	}

@@ -71,6 +71,8 @@ func TestResultsOfAJob(t *testing.T) {
 	}{
 		{"pass", []fakeSpec{pass("BASE-ONOFF-01"), pass("SM-RESET-01")}, "", 0, "2 passed, 0 failed, 0 skipped"},
 		{"fail", []fakeSpec{pass("BASE-ONOFF-01"), fail("SM-RESET-01")}, "", 1, "1 passed, 1 failed, 0 skipped"},
+		// Two specs of one requirement share a case name: one fails.
+		{"two specs of one requirement", []fakeSpec{fail("SM-RESET-01"), pass("SM-RESET-01")}, "", 1, "1 passed, 1 failed, 0 skipped"},
 		{"unresolved", []fakeSpec{pass("BASE-ONOFF-01"), {"SM-RESET-01", types.SpecStateFailed, contract.Unresolved}}, "", 2, "1 passed, 1 failed, 0 skipped"},
 		{"kernel-log", []fakeSpec{pass("BASE-ONOFF-01"), pass("SM-RESET-01")}, "<4>[    3.1] WARNING: CPU: 0 PID: 9 at kernel/trace/stackmap.c:99 stackmap_reset+0x9/0x40\n", 1, "2 passed, 1 failed, 0 skipped"},
 	} {
