@@ -164,7 +164,10 @@ stop() {
 	mkdir -p "$LAB_DIR"
 	for name in worker scheduler gunicorn; do
 		if running "$name"; then
-			kill "$(cat "$LAB_DIR/$name.pid")" && say "stopped $name"
+			pid=$(cat "$LAB_DIR/$name.pid")
+			# lava-server's commands run their work in a child process.
+			pkill -TERM -P "$pid" 2>/dev/null || true
+			kill "$pid" && say "stopped $name"
 		fi
 		rm -f "$LAB_DIR/$name.pid"
 	done

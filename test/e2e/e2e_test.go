@@ -67,6 +67,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	stopLab()
 	os.RemoveAll(tmp)
 	os.Exit(code)
 }

@@ -15,19 +15,29 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/lava"
 )
 
-// The lab (lava/lab.sh) is started once for the tests that submit to it,
-// and left running: a second start finds it up.
+// The lab (lava/lab.sh) is started once for the tests that submit to it;
+// one the tests started is stopped when they end (stopLab), one that ran
+// before is left running.
 var (
-	labOnce sync.Once
-	labSrv  lava.Server
-	labErr  error
+	labOnce    sync.Once
+	labSrv     lava.Server
+	labErr     error
+	labStarted bool
 )
+
+// stopLab stops the lab when the tests started it.
+func stopLab() {
+	if labStarted {
+		exec.Command("sh", filepath.Join(rootDir, "lava", "lab.sh"), "stop").Run()
+	}
+}
 
 // needLab starts the one-machine LAVA lab and returns its server.
 func needLab(t *testing.T) lava.Server {
 	t.Helper()
 	needLAVA(t)
 	labOnce.Do(func() {
+		labStarted = exec.Command("sh", filepath.Join(rootDir, "lava", "lab.sh"), "status").Run() != nil
 		cmd := exec.Command("sh", filepath.Join(rootDir, "lava", "lab.sh"), "start")
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
