@@ -21,7 +21,7 @@
 #   make lab | make lab-stop   a LAVA server with two qemu devices on this machine (root; lava/lab.sh)
 #   make lava-results LOG=<lava-run's stderr or a LAVA server's job log>...
 #                      LAVA's log of a job judged as a run here: same reports, verdict and exit status
-#   make matrix LAVA=1 [LAVA_URL=]  the matrix's LAVA jobs instead of its runs
+#   make matrix LAVA=1 [LAVA_URL=] [NOTIFY=]  the matrix's LAVA jobs instead of its runs
 #   make test          imports checked, unit tests and end-to-end boots of both arches
 #   make fmt           group every file's imports as the check wants them
 #
@@ -117,7 +117,7 @@ stress: smct
 # time; exits with the worst cell's status.
 matrix: smct
 	@./bin/smct matrix -images '$(IMAGES)' -profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' \
-		-require-feature '$(REQUIRE)' -seed '$(SEED)' $(if $(LAVA),-lava-jobs -lava-url '$(LAVA_URL)')
+		-require-feature '$(REQUIRE)' -seed '$(SEED)' $(if $(LAVA),-lava-jobs -lava-url '$(LAVA_URL)' -notify '$(NOTIFY)')
 
 # A LAVA job of the run qemu-test would make, for LAVA's qemu device type,
 # and the device dictionary that runs it here with lava-run.

@@ -5,6 +5,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -25,6 +26,7 @@ type request struct {
 	arches    arch.List // -arches
 	exitCodes report.ExitCodes
 	args      []string // after the flags, for a command that takes them
+	notify    httpURL  // -notify of a LAVA job
 }
 
 // group is flags several commands share, as kunit.py shares its build,
@@ -111,6 +113,11 @@ var (
 		fs.BoolVar(&r.run.Claims, "claims", false, "also measure what the series claims (claims.txt); never changes the verdict")
 	}}
 
+	// notifyGroup is LAVA's notify callback of the jobs a command writes.
+	notifyGroup = group{name: "notify", add: func(fs *flag.FlagSet, r *request) {
+		fs.Var(&r.notify, "notify", "URL the LAVA server posts each job's log and results to when it ends (LAVA's notify callback)")
+	}}
+
 	// resultsGroup is where run directories go.
 	resultsGroup = group{name: "results", add: func(fs *flag.FlagSet, r *request) {
 		fs.Var((*userPath)(&r.run.ResultsDir), "results", "where run directories go (default: the project's results/)")
@@ -140,6 +147,20 @@ func (p *userPath) Set(v string) error {
 	abs, err := filepath.Abs(v)
 	*p = userPath(abs)
 	return err
+}
+
+// httpURL is a URL a LAVA server posts to: http or https, with a host,
+// checked as the flag is parsed.
+type httpURL string
+
+func (u *httpURL) String() string { return string(*u) }
+
+func (u *httpURL) Set(v string) error {
+	if p, err := url.Parse(v); v != "" && (err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "") {
+		return fmt.Errorf("want an http:// or https:// URL")
+	}
+	*u = httpURL(v)
+	return nil
 }
 
 // seriesArg is a series as make review takes it: an mbox (a path, made

@@ -6,7 +6,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,19 +23,15 @@ import (
 var lavaCmd = command{
 	name:   "lava",
 	about:  "write the LAVA job of the run qemu-test would make, and the device dictionary that runs it here",
-	groups: []group{archGroup, kernelGroup, buildGroup, profileGroup, specGroup, requireGroup, bootGroup, resultsGroup, exitGroup},
+	groups: []group{archGroup, kernelGroup, buildGroup, profileGroup, specGroup, requireGroup, bootGroup, resultsGroup, notifyGroup, exitGroup},
 	flags: func(fs *flag.FlagSet, r *request) func(context.Context, *request, outputs) int {
 		r.run.Kind = "lava-job"
 		url := fs.String("url", "", "URL where the lab serves the job's lava/ directory, artefacts and all (default: file:// paths on this machine)")
-		notify := fs.String("notify", "", "URL the LAVA server posts the job's log and results to when the job ends (LAVA's notify callback)")
 		var srv lava.Server
 		fs.StringVar(&srv.URL, "server", "", "a LAVA server to submit the job to, then follow it and judge its log (make lab's: http://127.0.0.1:8000)")
 		fs.StringVar(&srv.Token, "token", "", "the server user's REST token (default: $LAB_TOKEN, else make lab's)")
 		return func(ctx context.Context, r *request, out outputs) int {
-			if u, err := neturl.Parse(*notify); *notify != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
-				return refuseAt(out, "lava", fmt.Errorf("-notify %q: want an http:// or https:// URL", *notify))
-			}
-			at := lava.Served{URL: *url, Notify: *notify}
+			at := lava.Served{URL: *url, Notify: string(r.notify)}
 			if srv.URL != "" {
 				return onServer(ctx, r, at, srv, out)
 			}

@@ -20,7 +20,7 @@ import (
 var matrixCmd = command{
 	name:   "matrix",
 	about:  "run the suite for every images.lock entry on every arch, or write each cell's LAVA job",
-	groups: []group{archesGroup, buildGroup, profileGroup, specGroup, requireGroup, bootGroup, hereGroup, resultsGroup},
+	groups: []group{archesGroup, buildGroup, profileGroup, specGroup, requireGroup, bootGroup, hereGroup, resultsGroup, notifyGroup},
 	flags: func(fs *flag.FlagSet, r *request) func(context.Context, *request, outputs) int {
 		parallel := fs.Int("parallel", 2, "boots at a time")
 		entries := fs.String("images", "", "comma-separated images.lock entries (default: all)")
@@ -39,7 +39,7 @@ var matrixCmd = command{
 				return refuseAt(out, "matrix", err)
 			}
 			if *lavaJobs {
-				return matrixJobs(ctx, o, *lavaURL, out)
+				return matrixJobs(ctx, o, lava.Served{URL: *lavaURL, Dir: o.Dir, Notify: string(r.notify)}, out)
 			}
 			o.Done = func(c matrix.Cell, n, total int) {
 				fmt.Fprintf(progress.Over(out.progress, out.stdout), "[%d/%d] %s\n", n, total, matrix.Line(c))
@@ -67,8 +67,8 @@ func printMatrix(dir string, cells []matrix.Cell, out outputs) int {
 // matrixJobs writes the LAVA job of every cell instead of running it: a
 // lab runs them on its workers, and smct lava-results on their logs gives
 // the matrix's table.
-func matrixJobs(ctx context.Context, o matrix.Options, url string, out outputs) int {
-	jobs, err := lava.WriteJobs(ctx, o, lava.Served{URL: url, Dir: o.Dir}, func(line string) {
+func matrixJobs(ctx context.Context, o matrix.Options, at lava.Served, out outputs) int {
+	jobs, err := lava.WriteJobs(ctx, o, at, func(line string) {
 		fmt.Fprintln(progress.Over(out.progress, out.stdout), line)
 	})
 	fmt.Fprintf(out.stdout, "\nresults: %s\n%d LAVA jobs written (jobs.txt); submit each with `lavacli jobs submit JOB`, then\n  smct lava-results LOG...\n", o.Dir, len(jobs))
