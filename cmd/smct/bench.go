@@ -16,6 +16,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/bench"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
+	"github.com/ftrace-stackmap/conformance/internal/results"
 )
 
 // benchCmd measures time to verdict against the floor and prints the
@@ -74,7 +75,7 @@ func benchPlan(o *bench.Options, matrixImages string, r *request) (string, error
 			return "", err
 		}
 	}
-	return newRunDir(r.run, "bench", "")
+	return results.NewRunDir(r.run.ResultsDir, "bench", "")
 }
 
 // runBench runs the bench and writes its figures: bench.txt and

@@ -15,7 +15,6 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
-	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
@@ -129,6 +128,13 @@ var (
 	}}
 )
 
+// flagSet is the group's flags alone, for the help.
+func (g group) flagSet() *flag.FlagSet {
+	fs := flag.NewFlagSet(g.name, flag.ContinueOnError)
+	g.add(fs, new(request))
+	return fs
+}
+
 // runGroups are the groups of a command that makes a run here.
 var runGroups = []group{archGroup, kernelGroup, buildGroup, profileGroup, specGroup, requireGroup, bootGroup, hereGroup, resultsGroup}
 
@@ -219,10 +225,4 @@ func workplace(o *qemutest.Options) error {
 		o.ResultsDir = filepath.Join(o.ModuleDir, "results")
 	}
 	return nil
-}
-
-// newRunDir makes the directory of a command's own run (a matrix's, a
-// walk's) under o.ResultsDir, and points latest at it.
-func newRunDir(o qemutest.Options, kind, archName string) (string, error) {
-	return results.NewRunDir(o.ResultsDir, kind, archName)
 }

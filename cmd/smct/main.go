@@ -155,9 +155,7 @@ func (c command) help(fs *flag.FlagSet) {
 	grouped := map[string]bool{}
 	for _, g := range c.groups {
 		fmt.Fprintf(w, "\n[%s] flags:\n", g.name)
-		gs := flag.NewFlagSet("", flag.ContinueOnError)
-		g.add(gs, new(request))
-		gs.VisitAll(func(f *flag.Flag) {
+		g.flagSet().VisitAll(func(f *flag.Flag) {
 			grouped[f.Name] = true
 			printFlag(fs.Lookup(f.Name))
 		})
@@ -197,9 +195,7 @@ func usage() string {
 		var words []string
 		for _, g := range c.groups {
 			words = append(words, "["+g.name+"]")
-			gs := flag.NewFlagSet("", flag.ContinueOnError)
-			g.add(gs, new(request))
-			gs.VisitAll(func(f *flag.Flag) { grouped[f.Name] = true })
+			g.flagSet().VisitAll(func(f *flag.Flag) { grouped[f.Name] = true })
 		}
 		fs.VisitAll(func(f *flag.Flag) {
 			if !grouped[f.Name] {
@@ -216,10 +212,8 @@ func usage() string {
 				continue
 			}
 			seen[g.name] = true
-			gs := flag.NewFlagSet("", flag.ContinueOnError)
-			g.add(gs, new(request))
 			var names []string
-			gs.VisitAll(func(f *flag.Flag) { names = append(names, "-"+f.Name) })
+			g.flagSet().VisitAll(func(f *flag.Flag) { names = append(names, "-"+f.Name) })
 			fmt.Fprintf(&b, "  %-10s %s\n", "["+g.name+"]", strings.Join(names, " "))
 		}
 	}

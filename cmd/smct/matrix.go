@@ -12,6 +12,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/lava"
 	"github.com/ftrace-stackmap/conformance/internal/matrix"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
+	"github.com/ftrace-stackmap/conformance/internal/results"
 )
 
 // matrixCmd runs qemu-test for every images.lock entry (or -images) on
@@ -33,7 +34,7 @@ var matrixCmd = command{
 				o.Entries, err = lock.Names(*entries)
 			}
 			if err == nil {
-				o.Dir, err = newRunDir(r.run, "matrix", "")
+				o.Dir, err = results.NewRunDir(r.run.ResultsDir, "matrix", "")
 			}
 			if err != nil {
 				return refuseAt(out, "matrix", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/mutants"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
+	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
@@ -38,7 +39,7 @@ var mutantsCmd = command{
 			}
 			o := r.run
 			o.Progress = progress.Discard()
-			if o.ResultsDir, err = newRunDir(o, "mutants", o.Arch.Name); err != nil {
+			if o.ResultsDir, err = results.NewRunDir(o.ResultsDir, "mutants", o.Arch.Name); err != nil {
 				return refuseAt(out, "mutants", err)
 			}
 			rows := mutants.Run(ctx, o, faults, out.stderr)

@@ -13,6 +13,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
+	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/internal/review"
 )
@@ -37,7 +38,7 @@ var reviewCmd = command{
 			if err != nil {
 				return refuseAt(out, "review", err)
 			}
-			dir, err := newRunDir(r.run, "review", "")
+			dir, err := results.NewRunDir(r.run.ResultsDir, "review", "")
 			if err != nil {
 				return refuseAt(out, "review", err)
 			}

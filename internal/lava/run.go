@@ -89,7 +89,7 @@ func JobName(res *results.Result) string {
 // log kept beside it.
 func RunCommand(f *Files) string {
 	return fmt.Sprintf("lava-run --job-id 1 --output-dir %s --device %s %s 2> %s",
-		filepath.Join(f.Dir, "output"), f.Device, f.Job, filepath.Join(f.Dir, "lava.log"))
+		filepath.Join(f.Dir, "output"), f.Device, f.Job, LogFile(f))
 }
 
 // LogFile is where RunCommand keeps LAVA's log.

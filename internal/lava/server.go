@@ -173,11 +173,7 @@ func RunOnServer(ctx context.Context, rn *qemutest.Runner, o qemutest.Options, a
 		return res, nil, AsInfra(err)
 	}
 	on := &OnServer{Files: files}
-	definition, err := os.ReadFile(files.Job)
-	if err != nil {
-		return res, on, AsInfra(err)
-	}
-	id, err := srv.Submit(ctx, definition)
+	id, err := srv.Submit(ctx, files.Definition)
 	if err != nil {
 		return res, on, AsInfra(err)
 	}

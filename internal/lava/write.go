@@ -40,6 +40,7 @@ type Description struct {
 type Files struct {
 	Dir, Job, Device string
 	Boots            []string // the job's blocks, in order
+	Definition       []byte   // job.yaml's text, as a server is given it
 }
 
 // Write makes the LAVA job of a planned run in dir: the kernel and one
@@ -108,6 +109,7 @@ func Write(dir string, p *qemutest.Planned, j Job) (*Files, error) {
 	if err := os.WriteFile(f.Job, job, 0o644); err != nil {
 		return nil, err
 	}
+	f.Definition = job
 	return f, os.WriteFile(f.Device, device, 0o644)
 }
 
