@@ -15,6 +15,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	"golang.org/x/sys/unix"
 
+	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 )
 
@@ -69,6 +70,7 @@ func Profile() contract.Profile { return profile }
 // the end of the suite it restores them and fails the suite if anything still
 // differs. Call it from BeforeSuite.
 func SetUpSuite() {
+	guest.MarkIfAsked(guest.StageSetUp)
 	t, err := OpenTraceFS()
 	if err != nil {
 		Fail(err.Error())
@@ -84,11 +86,14 @@ func SetUpSuite() {
 	holdSignals()
 	AddReportEntry(contract.KernelEntry, kernelRelease())
 	DeferCleanup(restore, snap, Offset(1))
+	guest.MarkIfAsked(guest.StageSpecs)
 }
 
 // restore stops the specs' writes, puts every setting back and checks that
 // none differs.
 func restore(snap *Snapshot) error {
+	guest.MarkIfAsked(guest.StageRestore)
+	defer guest.MarkIfAsked(guest.StageRestored)
 	stopSpecWrites()
 	if err := snap.Restore(); err != nil {
 		return fmt.Errorf("restoring tracefs settings: %w", err)

@@ -16,6 +16,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/ftrace-stackmap/conformance/harness"
+	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	_ "github.com/ftrace-stackmap/conformance/suites/baseline"
 	"github.com/ftrace-stackmap/conformance/suites/claims"
 	_ "github.com/ftrace-stackmap/conformance/suites/stackmap"
@@ -30,6 +31,7 @@ func init() {
 // -smct.claims measure the series' claims instead of running the specs.
 func TestMain(m *testing.M) {
 	flag.Parse()
+	guest.MarkIfAsked(guest.StageSuiteMain)
 	if claims.Asked() {
 		os.Exit(claims.Main())
 	}

@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 )
 
 // Where the guest finds its pieces.
@@ -86,4 +88,97 @@ func ReadRunConfig(path string) (RunConfig, error) {
 		return c, fmt.Errorf("run configuration %s: timeout_seconds must be positive", path)
 	}
 	return c, nil
+}
+
+// The init and the suite mark the stages of a boot in the kernel's log, on
+// the guest's own clock: the host reads where a boot's time went from the
+// kernel-log frame (Stages), with no clock of its own in the way.
+const (
+	markPrefix = "smct-mark: "
+	// MarksEnv set to 1 in its environment asks the suite for its marks;
+	// the init sets it, so that live mode never writes to a host's log.
+	MarksEnv = "SMCT_MARKS"
+)
+
+// Mark writes a stage mark to the kernel's log; a guest without
+// /dev/kmsg goes unmarked.
+func Mark(stage string) {
+	f, err := os.OpenFile("/dev/kmsg", os.O_WRONLY, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	// Without its newline the record stays open, and a reader of the log
+	// sees it only once a later one closes it.
+	f.WriteString("<6>" + markPrefix + stage + "\n")
+}
+
+// MarkIfAsked is Mark in a process the init started with MarksEnv set.
+func MarkIfAsked(stage string) {
+	if os.Getenv(MarksEnv) == "1" {
+		Mark(stage)
+	}
+}
+
+// The stages the init and the suite mark, in the order a boot reaches them.
+const (
+	StageMounted   = "mounted"    // the init has mounted what the suite needs
+	StageSuiteExec = "suite-exec" // the init starts the suite
+	StageSuiteMain = "suite-main" // the suite's main runs: Go is up
+	StageSetUp     = "setup"      // Ginkgo has built its tree; the suite sets up
+	StageSpecs     = "specs"      // the specs start
+	StageRestore   = "restore"    // the specs are done; tracefs is put back
+	StageRestored  = "restored"   // tracefs is back
+	StageSuiteExit = "suite-exit" // the init sees the suite exit
+	StageFramed    = "framed"     // the reports are on the console; the kernel log is next
+)
+
+// The kernel's own lines that mark a stage.
+const (
+	StageUnpack   = "unpack"   // "Unpacking initramfs..."
+	StageUnpacked = "unpacked" // "Freeing initrd memory"
+	StageInit     = "init"     // "Run /init as init process"
+)
+
+// Stage is a mark's time on the guest's clock.
+type Stage struct {
+	Name    string
+	Seconds float64
+}
+
+// The kernel's lines that mark a stage, by how they begin.
+var kernelStages = map[string]string{
+	"Unpacking initramfs":       StageUnpack,
+	"Freeing initrd memory":     StageUnpacked,
+	"Run /init as init process": StageInit,
+}
+
+// Stages reads the marks in a kernel log, in the order they were logged.
+// The log is read as the init sends it: "<6>[    0.715308] text".
+func Stages(kmsg []byte) []Stage {
+	var out []Stage
+	for _, line := range strings.Split(string(kmsg), "\n") {
+		_, rest, ok := strings.Cut(line, "[")
+		if !ok {
+			continue
+		}
+		stamp, text, ok := strings.Cut(rest, "] ")
+		if !ok {
+			continue
+		}
+		t, err := strconv.ParseFloat(strings.TrimSpace(stamp), 64)
+		if err != nil {
+			continue
+		}
+		if name, ok := strings.CutPrefix(text, markPrefix); ok {
+			out = append(out, Stage{name, t})
+			continue
+		}
+		for prefix, name := range kernelStages {
+			if strings.HasPrefix(text, prefix) {
+				out = append(out, Stage{name, t})
+			}
+		}
+	}
+	return out
 }

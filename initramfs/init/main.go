@@ -77,6 +77,7 @@ func run(console *os.File) (int, error) {
 	if err := mountAll(); err != nil {
 		return 0, err
 	}
+	guest.Mark(guest.StageMounted)
 	// Keep kernel messages off the console so they cannot cut a frame; the
 	// kernel log travels in its own frame instead.
 	if err := setConsoleLogLevel(1); err != nil {
@@ -104,9 +105,11 @@ func run(console *os.File) (int, error) {
 	// cleanups and still writes its report, which names the stuck spec.
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 15 * time.Second
-	cmd.Env = append(os.Environ(), "HOME=/tmp", "PATH=/")
+	cmd.Env = append(os.Environ(), "HOME=/tmp", "PATH=/", guest.MarksEnv+"=1")
 	fmt.Fprintf(console, "%s %s %q\n", guest.StartMarker, guest.SuitePath, args)
+	guest.Mark(guest.StageSuiteExec)
 	err = cmd.Run()
+	guest.Mark(guest.StageSuiteExit)
 	code := cmd.ProcessState.ExitCode()
 	var exitErr *exec.ExitError
 	if ctx.Err() != nil {
@@ -149,6 +152,7 @@ func run(console *os.File) (int, error) {
 			return 0, err
 		}
 	}
+	guest.Mark(guest.StageFramed)
 	if err := consoleframe.Write(console, guest.KernelLogFile, kernelLog()); err != nil {
 		return 0, err
 	}

@@ -173,39 +173,81 @@ func fillMap(tfs *harness.TraceFS) *fill {
 // funcStacks records a stack with each function the function tracer traces.
 const funcStacks = "options/func_stack_trace"
 
-// maxRateSteps bound moveRate: a step moves the rate by a few thousandths
-// of a percent, and at most half a percent is needed.
-const maxRateSteps = 400
+// maxRateSteps bound moveRate's batches; maxRateReads bound one batch. A
+// batch after the first is sized to land in the middle of the next window
+// where the rate separates, so two or three are the rule.
+const (
+	maxRateSteps = 12
+	maxRateReads = 20000
+)
 
-// moveRate moves the success rate of a full map a step at a time until its
-// fraction of a percent is at least one half (RateSeparates), and returns
-// the steps it took; 0 when the workload's runs got there. Those settle at
-// a rate of their own, which on some arches never gets there.
+// moveRate moves the success rate of a full map until its fraction of a
+// percent is at least one half (RateSeparates), and returns the batches of
+// reads it took; 0 when the workload's runs got there. Those settle at a
+// rate of their own, which on some arches never gets there.
 //
 // Reading stack_map_stat is traced too, so the counters are read with
 // vfs_read left out of the trace (set_ftrace_notrace), the function tracer
 // on: turning tracing back on would clear the buffer the specs count. A
-// step traces vfs_read alone while stack_map_stat is read a few times: one
-// call path, the same stack each time, a success when the map holds it, a
-// drop when it does not. Either way the rate moves one way only and
-// passes the point.
+// batch traces vfs_read alone while stack_map_stat is read: one call path,
+// the same stack each time, a success when the map holds it, a drop when
+// it does not. Either way the rate moves one way only, and by what the
+// previous batch moved it per read. Each change of set_ftrace_notrace
+// patches the kernel's text, which is slow under emulation: the batches
+// are few and large rather than many and small.
 func moveRate(tfs *harness.TraceFS) (steps int) {
 	if harness.Probe(tfs, harness.Node("set_ftrace_notrace")) != nil {
 		return 0 // the rate as the runs left it: judged only partly if it agrees
 	}
 	DeferCleanup(tfs.Write, "set_ftrace_notrace", "")
 	harness.Must(tfs.Write("set_ftrace_filter", "vfs_read"), "tracing vfs_read alone")
-	for ; steps < maxRateSteps; steps++ {
-		harness.Must(tfs.Write("set_ftrace_notrace", "vfs_read"), "leaving vfs_read out of the trace")
-		if st, err := fmtx.ParseStat(readStatText(tfs)); err != nil || st.RateSeparates() {
-			return steps
-		}
+	harness.Must(tfs.Write("set_ftrace_notrace", "vfs_read"), "leaving vfs_read out of the trace")
+	before, err := fmtx.ParseStat(readStatText(tfs))
+	if err != nil || before.RateSeparates() {
+		return 0
+	}
+	reads := 10
+	for steps < maxRateSteps {
 		harness.Must(tfs.Write("set_ftrace_notrace", ""), "tracing vfs_read again")
-		for range 10 {
+		for range reads {
 			readStatText(tfs)
 		}
+		harness.Must(tfs.Write("set_ftrace_notrace", "vfs_read"), "leaving vfs_read out of the trace")
+		steps++
+		after, err := fmtx.ParseStat(readStatText(tfs))
+		if err != nil || after.RateSeparates() {
+			return steps
+		}
+		reads = readsToSeparate(before, after, reads)
+		before = after
 	}
 	return steps
+}
+
+// readsToSeparate is how many reads more, each moving the counters as the
+// last batch's reads did on average, bring the rate to the middle of the
+// next window where it separates; the last batch's size again when they did
+// not move it.
+func readsToSeparate(before, after fmtx.Stat, reads int) int {
+	perS := float64(after.Successes-before.Successes) / float64(reads)
+	perD := float64(after.Drops-before.Drops) / float64(reads)
+	at := func(k int) fmtx.Stat {
+		return fmtx.Stat{Successes: after.Successes + int64(perS*float64(k)), Drops: after.Drops + int64(perD*float64(k))}
+	}
+	first := -1
+	for k := 1; k <= maxRateReads; k++ {
+		separates := at(k).RateSeparates()
+		switch {
+		case separates && first < 0:
+			first = k
+		case !separates && first >= 0:
+			return (first + k) / 2
+		}
+	}
+	if first >= 0 {
+		return first
+	}
+	return reads
 }
 
 // readStatText reads stack_map_stat; reading it is a setup step.
