@@ -10,9 +10,11 @@ import (
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/reporters"
 	"github.com/onsi/ginkgo/v2/types"
 	"golang.org/x/term"
 
+	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	"github.com/ftrace-stackmap/conformance/internal/consoleframe"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
@@ -23,7 +25,9 @@ import (
 var (
 	ktapPath  string
 	junitPath string
-	exitCodes report.ExitCodes
+	// selectedReportPath is -smct.json-report: the guest's report.
+	selectedReportPath string
+	exitCodes          report.ExitCodes
 	// summary is the run as the host would summarise it, once the suite
 	// has ended; nil before.
 	summary *report.Summary
@@ -47,6 +51,7 @@ func registerReportFlags(fs *flag.FlagSet) {
 	fs.Var(&exitCodes, "smct.exit-codes", report.ExitCodesUsage)
 	fs.StringVar(&bootName, "smct.boot", contract.DefaultBoot, "name the specs <boot>.<ID> after this boot in the reports")
 	fs.BoolVar(&caseLines, "smct.case-lines", false, "print '"+consoleframe.CaseTag+" <name> <class>' for each spec as it ends, for a runner that reads the console")
+	fs.StringVar(&selectedReportPath, "smct.json-report", "", "write Ginkgo's JSON report to this file when the run ends, without the specs the label filter left out: under emulation a boot that runs two specs of fifty writes and sends a tenth of -ginkgo.json-report's")
 	fs.Var(&requireFeature, "smct.require", "stackmap: a stackmap spec that finds the feature absent fails, as REQUIRE=stackmap does; none: it is UNSUPPORTED")
 }
 
@@ -96,6 +101,29 @@ func writeCases(w io.Writer, s report.Summary) {
 	for _, sp := range s.Specs {
 		consoleframe.WriteCase(w, sp.Name, string(sp.Class))
 	}
+}
+
+var _ = ReportAfterSuite("the selected specs' report", func(r Report) {
+	guest.MarkIfAsked(guest.StageReport)
+	if selectedReportPath == "" {
+		return
+	}
+	if err := reporters.GenerateJSONReport(selectedOnly(r), selectedReportPath); err != nil {
+		fmt.Fprintf(os.Stderr, "writing the JSON report: %v\n", err)
+	}
+})
+
+// selectedOnly is r without the specs a label filter left out; the
+// suite's own nodes stay, with every spec the run selected.
+func selectedOnly(r Report) Report {
+	var kept types.SpecReports
+	for _, s := range r.SpecReports {
+		if s.LeafNodeType != types.NodeTypeIt || contract.ClassOf(s) != contract.NotRun {
+			kept = append(kept, s)
+		}
+	}
+	r.SpecReports = kept
+	return r
 }
 
 var _ = ReportAfterSuite("live reports", func(r Report) {

@@ -34,6 +34,9 @@ var (
 	// which exits at once (live mode has nothing else); the guest has one
 	// that does nothing else (initramfs.Workload) and starts far faster.
 	workload = selfExe
+	// throwaway says the machine is discarded when the run ends (the
+	// test VM): nothing is put back, since nothing outlives the run.
+	throwaway bool
 )
 
 // RegisterFlags adds the suite's own flags to a test binary's flag set.
@@ -43,6 +46,7 @@ func RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&workloadDelay, "smct.workload-delay", 0, "wait this long before each workload run (for testing interruption)")
 	fs.StringVar(&workload, "smct.workload", selfExe, "program each workload run execs, which must exit 0 at once")
 	registerReportFlags(fs)
+	fs.BoolVar(&throwaway, "smct.throwaway", false, "the machine is discarded after the run (a test VM): leave tracefs as the specs left it instead of putting every setting back")
 	fs.StringVar(&captureDir, "smct.capture", "", "keep copies of stack_map and stack_map_bin, read together, in this directory")
 }
 
@@ -68,7 +72,7 @@ func Profile() contract.Profile { return profile }
 
 // SetUpSuite opens tracefs and saves every setting before any spec runs; at
 // the end of the suite it restores them and fails the suite if anything still
-// differs. Call it from BeforeSuite.
+// differs, unless the machine is thrown away. Call it from BeforeSuite.
 func SetUpSuite() {
 	guest.MarkIfAsked(guest.StageSetUp)
 	t, err := OpenTraceFS()
@@ -85,15 +89,15 @@ func SetUpSuite() {
 	root, bootTime = t, snap
 	holdSignals()
 	AddReportEntry(contract.KernelEntry, kernelRelease())
-	DeferCleanup(restore, snap, Offset(1))
+	if !throwaway {
+		DeferCleanup(restore, snap, Offset(1))
+	}
 	guest.MarkIfAsked(guest.StageSpecs)
 }
 
 // restore stops the specs' writes, puts every setting back and checks that
 // none differs.
 func restore(snap *Snapshot) error {
-	guest.MarkIfAsked(guest.StageRestore)
-	defer guest.MarkIfAsked(guest.StageRestored)
 	stopSpecWrites()
 	if err := snap.Restore(); err != nil {
 		return fmt.Errorf("restoring tracefs settings: %w", err)
@@ -108,8 +112,8 @@ func restore(snap *Snapshot) error {
 // second interrupt makes Ginkgo skip or abandon its cleanups. Call it after
 // RunSpecs returns; when nothing differs it changes nothing.
 func RestoreAfterRun() error {
-	if bootTime == nil {
-		return nil // SetUpSuite saved nothing, so nothing was changed
+	if bootTime == nil || throwaway {
+		return nil // SetUpSuite saved nothing, so nothing was changed; or nothing outlives the run
 	}
 	stopSpecWrites()
 	drift := bootTime.Drift()

@@ -20,12 +20,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/u-root/u-root/pkg/cpio"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ftrace-stackmap/conformance/initramfs/guest"
+	"github.com/ftrace-stackmap/conformance/internal/apt"
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
 )
@@ -35,13 +37,17 @@ type Builder struct {
 	ModuleDir string // the project's root, where go.mod is
 	OutDir    string // build/<arch>
 	Arch      arch.Arch
+	// Env is added to the go tool's environment (a bench's empty GOCACHE).
+	Env []string
+	// Progress hears of packages installed on the way; stderr when nil.
+	Progress io.Writer
 }
 
-// HostSuite is where Build leaves a build of the suite for the host, used to
-// list specs (Ginkgo's dry run) without booting.
-func (b Builder) HostSuite() string { return filepath.Join(b.OutDir, "suites-host.test") }
+// Specs is where Build leaves the suite's specs, Ginkgo's JSON report of a
+// dry run: a run plans its boots from it without booting.
+func (b Builder) Specs() string { return filepath.Join(b.OutDir, "specs.json") }
 
-// Build compiles the guest programs (and HostSuite) and writes
+// Build compiles the guest programs, lists their specs (Specs) and writes
 // OutDir/initramfs.cpio, rewriting it only when a program changed. It
 // returns the archive's path.
 func (b Builder) Build(ctx context.Context) (string, error) {
@@ -65,8 +71,8 @@ func (b Builder) Build(ctx context.Context) (string, error) {
 	}
 	if old, err := os.ReadFile(out + ".sources"); err == nil && string(old) == sources {
 		_, errArchive := os.Stat(out)
-		_, errHost := os.Stat(b.HostSuite())
-		if errArchive == nil && errHost == nil {
+		_, errSpecs := os.Stat(b.Specs())
+		if errArchive == nil && errSpecs == nil {
 			return out, nil
 		}
 	}
@@ -83,20 +89,11 @@ func (b Builder) Build(ctx context.Context) (string, error) {
 		return os.WriteFile(workloadBin, data, 0o755)
 	})
 	g.Go(func() error { return b.goTool(ctx, goarch, "test", "-c", "-o", suiteBin, "./suites") })
-	// The guest's suite is built as the host's would be (static, Linux):
-	// on a host of the guest's arch it serves for listing, and a second
-	// build of the same binary would cost a cold first run a minute.
-	sameArch := goarch == runtime.GOARCH && runtime.GOOS == "linux"
-	if !sameArch {
-		g.Go(func() error { return b.goTool(ctx, runtime.GOARCH, "test", "-c", "-o", b.HostSuite(), "./suites") })
-	}
 	if err := g.Wait(); err != nil {
 		return "", err
 	}
-	if sameArch {
-		if err := linkOrCopy(suiteBin, b.HostSuite()); err != nil {
-			return "", err
-		}
+	if err := b.listSpecs(ctx, suiteBin); err != nil {
+		return "", err
 	}
 	key, err := hashFiles(initBin, suiteBin, workloadBin)
 	if err != nil {
@@ -183,24 +180,41 @@ func sourceFingerprint(moduleDir string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), err
 }
 
-// linkOrCopy makes dst the file src is, as a hard link where it can.
-func linkOrCopy(src, dst string) error {
-	os.Remove(dst)
-	if os.Link(src, dst) == nil {
-		return nil
+// listSpecs writes Specs() from a dry run of the guest's suite: run on
+// the host as it is when the arches agree, else through QEMU's user-mode
+// emulator. A build of the suite for the host would cost a cold first run
+// as much again as the guest's.
+func (b Builder) listSpecs(ctx context.Context, suiteBin string) error {
+	argv := []string{suiteBin}
+	if b.Arch.GOARCH != runtime.GOARCH || runtime.GOOS != "linux" {
+		progress := b.Progress
+		if progress == nil {
+			progress = os.Stderr
+		}
+		if err := apt.Ensure(progress, apt.Need{Program: b.Arch.QEMUUser, Package: arch.QEMUUserPkg}); err != nil {
+			return fmt.Errorf("listing the specs of the %s suite on this host: %w", b.Arch.Name, err)
+		}
+		argv = []string{b.Arch.QEMUUser, suiteBin}
 	}
-	data, err := os.ReadFile(src)
-	if err != nil {
-		return err
+	tmp := b.Specs() + ".tmp"
+	defer os.Remove(tmp)
+	cmd := exec.CommandContext(ctx, argv[0], append(argv[1:], "-ginkgo.dry-run", "-ginkgo.json-report="+tmp, "-ginkgo.no-color")...)
+	// The suite reads SMCT_* variables as its own workload's settings: the
+	// user's environment must not turn the listing into a workload run.
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "SMCT_") })
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("listing the specs (%s -ginkgo.dry-run): %v\n%s", strings.Join(argv, " "), err, out.String())
 	}
-	return os.WriteFile(dst, data, 0o755)
+	return os.Rename(tmp, b.Specs())
 }
 
 func (b Builder) goTool(ctx context.Context, goarch string, args ...string) error {
 	args = append(args[:1], append([]string{"-trimpath", "-ldflags=-s -w"}, args[1:]...)...)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = b.ModuleDir
-	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+goarch, "CGO_ENABLED=0")
+	cmd.Env = append(append(os.Environ(), b.Env...), "GOOS=linux", "GOARCH="+goarch, "CGO_ENABLED=0")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {

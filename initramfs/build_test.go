@@ -5,6 +5,7 @@ package initramfs
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onsi/ginkgo/v2/types"
 	"github.com/u-root/u-root/pkg/cpio"
 
 	"github.com/ftrace-stackmap/conformance/initramfs/guest"
@@ -45,6 +47,18 @@ func TestBuildWritesTheGuestAndSkipsWhenUnchanged(t *testing.T) {
 	}
 	if c := have["dev/console"]; c.Rmajor != 5 || c.Rminor != 1 {
 		t.Errorf("dev/console is %d:%d, want 5:1", c.Rmajor, c.Rminor)
+	}
+	// The arm64 suite lists its specs here, whatever the host's arch.
+	var listed []types.Report
+	data, err := os.ReadFile(b.Specs())
+	if err == nil {
+		err = json.Unmarshal(data, &listed)
+	}
+	if err != nil || len(listed) != 1 {
+		t.Fatalf("the specs' listing: %d reports, %v", len(listed), err)
+	}
+	if n := len(listed[0].SpecReports.WithLeafNodeType(types.NodeTypeIt).WithState(types.SpecStatePassed)); n < 40 {
+		t.Errorf("the listing holds %d specs, want the suite's (over 40)", n)
 	}
 	stat1, _ := os.Stat(out)
 	start := time.Now()

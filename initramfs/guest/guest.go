@@ -127,8 +127,7 @@ const (
 	StageSuiteMain = "suite-main" // the suite's main runs: Go is up
 	StageSetUp     = "setup"      // Ginkgo has built its tree; the suite sets up
 	StageSpecs     = "specs"      // the specs start
-	StageRestore   = "restore"    // the specs are done; tracefs is put back
-	StageRestored  = "restored"   // tracefs is back
+	StageReport    = "report"     // the specs are done; the suite writes its report
 	StageSuiteExit = "suite-exit" // the init sees the suite exit
 	StageFramed    = "framed"     // the reports are on the console; the kernel log is next
 )

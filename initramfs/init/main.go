@@ -97,7 +97,8 @@ func run(console *os.File) (int, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.TimeoutSeconds)*time.Second)
 	defer cancel()
-	args := append([]string{"-ginkgo.json-report=" + reportPath}, cfg.Args...)
+	// The machine powers off after the run: nothing need be put back.
+	args := append([]string{"-smct.json-report=" + reportPath, "-smct.throwaway"}, cfg.Args...)
 	cmd := exec.CommandContext(ctx, guest.SuitePath, args...)
 	cmd.Stdout, cmd.Stderr = console, console
 	cmd.Dir = "/tmp"

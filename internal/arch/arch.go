@@ -33,8 +33,11 @@ type Arch struct {
 	// Booting it: the QEMU binary and its package, machine and CPU, the
 	// kernel's name for the serial port, and earlycon= for the same UART.
 	// cortex-a57 avoids the cost of emulating pointer authentication.
-	QEMU, QEMUPkg     string
-	Machine           []string
+	QEMU, QEMUPkg string
+	Machine       []string
+	// QEMUUser runs a program of this arch on a host of another (Debian's
+	// QEMUUserPkg): the guest's suite lists its specs on the host through it.
+	QEMUUser          string
 	Console, EarlyCon string
 	// ConsoleConfig are the Kconfig options that give the kernel that
 	// console (and, on x86, the ACPI it powers off with).
@@ -50,7 +53,7 @@ var table = map[string]Arch{
 	"arm64": {Name: "arm64", GOARCH: "arm64", Deb: "arm64",
 		KernelArch: "arm64", Cross: "aarch64-linux-gnu-", Compiler: "aarch64-linux-gnu-gcc", CompilerPkg: "gcc-aarch64-linux-gnu",
 		KernelTarget: "Image", BootImage: "arch/arm64/boot/Image", SrcDir: "arm64",
-		QEMU: "qemu-system-aarch64", QEMUPkg: "qemu-system-arm", Machine: []string{"-M", "virt", "-cpu", "cortex-a57"},
+		QEMU: "qemu-system-aarch64", QEMUPkg: "qemu-system-arm", Machine: []string{"-M", "virt", "-cpu", "cortex-a57"}, QEMUUser: "qemu-aarch64",
 		Console: "ttyAMA0", EarlyCon: "pl011,0x9000000", ConsoleConfig: []string{"CONFIG_SERIAL_AMBA_PL011_CONSOLE"},
 		ELFMachine: elf.EM_AARCH64, ExitGroup: []byte{
 			0x00, 0x00, 0x80, 0xd2, // mov x0, #0
@@ -61,7 +64,7 @@ var table = map[string]Arch{
 	"x86_64": {Name: "x86_64", GOARCH: "amd64", Deb: "amd64",
 		KernelArch: "x86_64", Compiler: "gcc", CompilerPkg: "build-essential",
 		KernelTarget: "bzImage", BootImage: "vmlinux", SrcDir: "x86", ELFNeedsPVH: true,
-		QEMU: "qemu-system-x86_64", QEMUPkg: "qemu-system-x86", Machine: []string{"-M", "q35", "-cpu", "qemu64"},
+		QEMU: "qemu-system-x86_64", QEMUPkg: "qemu-system-x86", Machine: []string{"-M", "q35", "-cpu", "qemu64"}, QEMUUser: "qemu-x86_64",
 		Console: "ttyS0", EarlyCon: "uart8250,io,0x3f8", ConsoleConfig: []string{"CONFIG_SERIAL_8250_CONSOLE", "CONFIG_ACPI"},
 		ELFMachine: elf.EM_X86_64, ExitGroup: []byte{
 			0xb8, 0xe7, 0x00, 0x00, 0x00, // mov eax, 231 (exit_group)
@@ -69,6 +72,9 @@ var table = map[string]Arch{
 			0x0f, 0x05, // syscall
 		}},
 }
+
+// QEMUUserPkg holds every arch's QEMUUser.
+const QEMUUserPkg = "qemu-user"
 
 // Lookup finds an arch by the user's name for it.
 func Lookup(name string) (Arch, error) {

@@ -124,11 +124,11 @@ func (rn *Runner) Collect(ctx context.Context, o Options, res *results.Result, b
 		return res, err
 	}
 	rn.preparing.Lock()
-	bld := initramfs.Builder{ModuleDir: o.ModuleDir, OutDir: filepath.Join(o.ModuleDir, "build", a.Name), Arch: a}
+	bld := initramfs.Builder{ModuleDir: o.ModuleDir, OutDir: filepath.Join(o.ModuleDir, "build", a.Name), Arch: a, Progress: o.Progress}
 	step := o.Progress.Step("listing the specs (%s)", a.Name)
 	_, err = bld.Build(ctx)
 	if err == nil {
-		r.specs, err = listSpecs(ctx, bld.HostSuite())
+		r.specs, err = readSpecs(bld.Specs())
 	}
 	step(err)
 	rn.preparing.Unlock()

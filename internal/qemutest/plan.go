@@ -3,11 +3,8 @@
 package qemutest
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 
@@ -17,33 +14,17 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
-// listSpecs asks a host build of the suite for every spec, without running
-// any (Ginkgo's dry run), so boots that would select nothing are not made.
-func listSpecs(ctx context.Context, suiteBinary string) (types.SpecReports, error) {
-	// A file of its own: runs side by side share the process.
-	f, err := os.CreateTemp("", "smct-specs-*.json")
-	if err != nil {
-		return nil, err
-	}
-	f.Close()
-	out := f.Name()
-	defer os.Remove(out)
-	cmd := exec.CommandContext(ctx, suiteBinary, "-ginkgo.dry-run", "-ginkgo.json-report="+out, "-ginkgo.no-color")
-	// The suite reads SMCT_* variables as its own workload's settings: the
-	// user's environment must not turn the listing into a workload run.
-	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "SMCT_") })
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stderr, &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("listing specs (%s -ginkgo.dry-run): %v\n%s", suiteBinary, err, stderr.String())
-	}
-	data, err := os.ReadFile(out)
+// readSpecs reads the specs the initramfs's suite holds, listed when it
+// was built (initramfs.Builder.Specs), so boots that would select nothing
+// are not made.
+func readSpecs(path string) (types.SpecReports, error) {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	reports, err := report.Parse(data)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return reports[0].SpecReports.WithLeafNodeType(types.NodeTypeIt), nil
 }

@@ -168,14 +168,14 @@ func (r *run) getInitramfs(ctx context.Context) error {
 	o := r.o
 	a := r.m.Arch
 	step := o.Progress.Step("building initramfs (%s)", a.Name)
-	b := initramfs.Builder{ModuleDir: o.ModuleDir, OutDir: filepath.Join(o.ModuleDir, "build", a.Name), Arch: a}
+	b := initramfs.Builder{ModuleDir: o.ModuleDir, OutDir: filepath.Join(o.ModuleDir, "build", a.Name), Arch: a, Progress: o.Progress}
 	var err error
 	r.base, err = b.Build(ctx)
 	step(err)
 	if err != nil {
 		return failed("building the initramfs", err)
 	}
-	if r.specs, err = listSpecs(ctx, b.HostSuite()); err != nil {
+	if r.specs, err = readSpecs(b.Specs()); err != nil {
 		return failed("listing the specs", err)
 	}
 	if r.selftests != nil {
