@@ -75,3 +75,26 @@ func TestCaseLinesNameTheBootAndRequire(t *testing.T) {
 		t.Errorf("case lines:\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// TestSelectedOnlyKeepsWhatTheHostReads drops the specs a label filter
+// left out and a passing spec's node events, and keeps everything of a
+// spec that did not pass.
+func TestSelectedOnlyKeepsWhatTheHostReads(t *testing.T) {
+	events := types.SpecEvents{{SpecEventType: types.SpecEventNodeStart}, {SpecEventType: types.SpecEventByStart, Message: "a step"}, {SpecEventType: types.SpecEventNodeEnd}}
+	r := types.Report{SpecReports: types.SpecReports{
+		{LeafNodeType: types.NodeTypeBeforeSuite, State: types.SpecStatePassed},
+		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "left out", State: types.SpecStateSkipped},
+		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "passed", State: types.SpecStatePassed, SpecEvents: events},
+		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "failed", State: types.SpecStateFailed, SpecEvents: events},
+	}}
+	got := selectedOnly(r).SpecReports
+	if len(got) != 3 || got[1].LeafNodeText != "passed" || got[2].LeafNodeText != "failed" {
+		t.Fatalf("kept %d specs: %v", len(got), got)
+	}
+	if ev := got[1].SpecEvents; len(ev) != 1 || ev[0].Message != "a step" {
+		t.Errorf("a passing spec's events: %v, want its By step alone", ev)
+	}
+	if len(got[2].SpecEvents) != 3 || len(r.SpecReports[2].SpecEvents) != 3 {
+		t.Errorf("a failing spec's events were cut, or the suite's report changed")
+	}
+}

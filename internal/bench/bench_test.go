@@ -4,10 +4,15 @@ package bench
 
 import (
 	"context"
+	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/results"
 )
 
 func TestMedian(t *testing.T) {
@@ -61,5 +66,43 @@ func TestFloorBootSwapsInitrdAndCatchesPanics(t *testing.T) {
 	panicked := []string{"/bin/sh", "-c", "echo Kernel panic - not syncing", "sh", "-initrd", "x"}
 	if _, err := floorBoot(context.Background(), panicked, "y", 5*time.Second); err == nil {
 		t.Error("a panic was taken for a floor")
+	}
+}
+
+// TestGuestPartsFromTheKernelLog reads each part of a boot from the marks
+// in its kept kernel log, and refuses a log without them.
+func TestGuestPartsFromTheKernelLog(t *testing.T) {
+	dir := t.TempDir()
+	log := `<6>[    0.300000] Unpacking initramfs...
+<6>[    0.450000] Freeing initrd memory: 13632K
+<6>[    0.700000] Run /init as init process
+<14>[    0.800000] smct-mark: mounted
+<14>[    0.850000] smct-mark: suite-exec
+<14>[    1.150000] smct-mark: suite-main
+<14>[    1.200000] smct-mark: setup
+<14>[    1.300000] smct-mark: specs
+<14>[    3.300000] smct-mark: report
+<14>[    3.400000] smct-mark: suite-exit
+<14>[    3.450000] smct-mark: framed
+`
+	write := func(plan, text string) {
+		os.MkdirAll(filepath.Join(dir, "boots", plan), 0o755)
+		os.WriteFile(filepath.Join(dir, "boots", plan, "dmesg.txt"), []byte(text), 0o644)
+	}
+	write("default", log)
+	write("old", strings.Replace(log, "smct-mark: report", "something else", 1))
+	res := &results.Result{Dir: dir}
+	got, err := guestParts(res, results.BootResult{Plan: contract.BootPlan{Name: "default"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"the kernel unpacks the initramfs": 0.15, "the init starts and mounts": 0.1, "the suite binary starts": 0.3, specsPart: 2}
+	for name, w := range want {
+		if math.Abs(got[name]-w) > 1e-9 {
+			t.Errorf("%s: %v, want %v", name, got[name], w)
+		}
+	}
+	if _, err := guestParts(res, results.BootResult{Plan: contract.BootPlan{Name: "old"}}); err == nil || !strings.Contains(err.Error(), "lacks the guest's marks specs and report") {
+		t.Errorf("a log without the report mark: %v", err)
 	}
 }

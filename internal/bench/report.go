@@ -43,6 +43,11 @@ func target(name string, value, base, ratio float64) Target {
 	return Target{Name: name, Value: value, Limit: ratio * base, Ratio: value / base, Met: value <= ratio*base}
 }
 
+// limit holds value to max seconds.
+func limit(name string, value, max float64) Target {
+	return Target{Name: name, Value: value, Limit: max, Ratio: value / max, Met: value <= max}
+}
+
 // median is the middle of xs, 0 when there are none.
 func median(xs []float64) float64 {
 	if len(xs) == 0 {
