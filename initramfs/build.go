@@ -98,12 +98,11 @@ func (b Builder) Build(ctx context.Context) (string, error) {
 	})
 	// A first build installs the emulator that lists the specs while Go
 	// compiles: apt waits on the network, not on the CPUs.
-	lister := b.lister()
-	g.Go(lister.install)
+	g.Go(b.installEmulator)
 	if err := g.Wait(); err != nil {
 		return "", err
 	}
-	if err := b.listSpecs(ctx, lister.run(suiteBin)); err != nil {
+	if err := b.listSpecs(ctx, suiteBin); err != nil {
 		return "", err
 	}
 	key, err := hashFiles(initBin, suiteBin, workloadBin)
@@ -191,41 +190,39 @@ func sourceFingerprint(moduleDir string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), err
 }
 
-// specLister runs the guest's suite on the host to list its specs: as it
-// is when the arches agree, else through QEMU's user-mode emulator.
-type specLister struct {
-	emulator string // "" when the suite runs as it is
-	install  func() error
+// emulator is what runs the guest's suite on this host: nothing when the
+// arches agree, else QEMU's user-mode emulator.
+func (b Builder) emulator() string {
+	if b.Arch.GOARCH == runtime.GOARCH && runtime.GOOS == "linux" {
+		return ""
+	}
+	return b.Arch.QEMUUser
 }
 
-func (b Builder) lister() specLister {
-	if b.Arch.GOARCH == runtime.GOARCH && runtime.GOOS == "linux" {
-		return specLister{install: func() error { return nil }}
+// installEmulator installs the emulator when the host needs one and has
+// none.
+func (b Builder) installEmulator() error {
+	if b.emulator() == "" {
+		return nil
 	}
 	progress := b.Progress
 	if progress == nil {
 		progress = os.Stderr
 	}
-	return specLister{emulator: b.Arch.QEMUUser, install: func() error {
-		if err := apt.Ensure(progress, apt.Need{Program: b.Arch.QEMUUser, Package: arch.QEMUUserPkg}); err != nil {
-			return fmt.Errorf("listing the specs of the %s suite on this host: %w", b.Arch.Name, err)
-		}
-		return nil
-	}}
-}
-
-// run is the command line that runs suiteBin on the host.
-func (l specLister) run(suiteBin string) []string {
-	if l.emulator == "" {
-		return []string{suiteBin}
+	if err := apt.Ensure(progress, apt.Need{Program: b.emulator(), Package: arch.QEMUUserPkg}); err != nil {
+		return fmt.Errorf("listing the specs of the %s suite on this host: %w", b.Arch.Name, err)
 	}
-	return []string{l.emulator, suiteBin}
+	return nil
 }
 
-// listSpecs writes Specs() from a dry run of the guest's suite, run by
-// argv. A build of the suite for the host would cost a cold first run as
-// much again as the guest's.
-func (b Builder) listSpecs(ctx context.Context, argv []string) error {
+// listSpecs writes Specs() from a dry run of the guest's suite, through
+// the emulator when the host needs one. A build of the suite for the host
+// would cost a cold first run as much again as the guest's.
+func (b Builder) listSpecs(ctx context.Context, suiteBin string) error {
+	argv := []string{suiteBin}
+	if e := b.emulator(); e != "" {
+		argv = []string{e, suiteBin}
+	}
 	tmp := b.Specs() + ".tmp"
 	defer os.Remove(tmp)
 	cmd := exec.CommandContext(ctx, argv[0], append(argv[1:], "-ginkgo.dry-run", "-ginkgo.json-report="+tmp, "-ginkgo.no-color")...)
