@@ -30,19 +30,19 @@ func TestResultClasses(t *testing.T) {
 	ReportAfterEach(func(r SpecReport) { classes[r.LeafNodeText] = contract.ClassOf(r) })
 	It("setup step fails", func() { Must(broken, "writing 1 to tracing_on") })
 	It("setup step works", func() { Must(nil, "writing 1 to tracing_on") })
-	ReqIt("SM-STAT-03", "prerequisite of another requirement broken", func() { Prerequisite("SM-STAT-01", broken) })
+	ReqIt("SM-STAT-03", "prerequisite of another requirement broken", Case("c1"), func() { Prerequisite("SM-STAT-01", broken) })
 	// A spec checks its own requirement in its body, never through a
 	// helper's Prerequisite: that is a mistake of the suite, whatever err is.
-	ReqIt("SM-STAT-01", "own requirement as a prerequisite, broken", func() { Prerequisite("SM-STAT-01", broken) })
-	ReqIt("SM-STAT-01", "own requirement as a prerequisite, met", func() { Prerequisite("SM-STAT-01", nil) })
+	ReqIt("SM-STAT-01", "own requirement as a prerequisite, broken", Case("c2"), func() { Prerequisite("SM-STAT-01", broken) })
+	ReqIt("SM-STAT-01", "own requirement as a prerequisite, met", Case("c3"), func() { Prerequisite("SM-STAT-01", nil) })
 	ReqIt("SM-BIN-03", "note on a pass", func() { Note("symbols not compared") })
 	// A failure names the clause it breaks first, however the spec fails.
-	ReqIt("SM-STAT-03", "clause broken in an assertion", func() {
+	ReqIt("SM-STAT-03", "clause broken in an assertion", Case("c4"), func() {
 		gomega.NewGomega(Fail).Expect(1008).To(gomega.Equal(1024), Clause("SM-STAT-03.4", "entries %d of %d", 1008, 1024))
 	})
-	ReqIt("SM-STAT-03", "clause broken by hand", func() { Violated(Clause("SM-STAT-03.5", "drops %d", 3)) })
-	ReqIt("SM-STAT-01", "clause broken, in the check's words", func() { FailOn(broken, Clause("SM-STAT-01.3", "")) })
-	ReqIt("SM-STAT-01", "clause kept", func() { FailOn(nil, Clause("SM-STAT-01.3", "never shown")) })
+	ReqIt("SM-STAT-03", "clause broken by hand", Case("c5"), func() { Violated(Clause("SM-STAT-03.5", "drops %d", 3)) })
+	ReqIt("SM-STAT-01", "clause broken, in the check's words", Case("c6"), func() { FailOn(broken, Clause("SM-STAT-01.3", "")) })
+	ReqIt("SM-STAT-01", "clause kept", Case("c7"), func() { FailOn(nil, Clause("SM-STAT-01.3", "never shown")) })
 	ReqIt("SM-OPT-02", "clause missed, informational", func() { Warn(Clause("SM-OPT-02.1", "stackmap does not follow stacktrace")) })
 
 	// A probe that finds something missing makes the spec UNSUPPORTED; one

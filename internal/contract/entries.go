@@ -2,6 +2,8 @@
 
 package contract
 
+import "strings"
+
 // Names of the report entries a spec adds and the host reads: the guest
 // and the host agree on them here, not by matching prose.
 const (
@@ -24,3 +26,19 @@ const (
 	LabelStress    = "stress"     // the hot path under load (make stress)
 	LabelFullMap   = "full-map"   // the smallest map, filled past capacity
 )
+
+// CaseLabel starts the label that tells apart the specs of one requirement
+// (or set of requirements): "case:<key>". A spec's case name is its boot,
+// its IDs and this key, so that a lab that keeps one result per case name
+// keeps every spec's.
+const CaseLabel = "case:"
+
+// CaseKeyOf is the key of a spec's case label, or "".
+func CaseKeyOf(labels []string) string {
+	for _, l := range labels {
+		if key, ok := strings.CutPrefix(l, CaseLabel); ok {
+			return key
+		}
+	}
+	return ""
+}

@@ -152,13 +152,17 @@ func (l *Log) machine(job, logFile string) string {
 
 // Agreement compares the cases LAVA recorded with the run's verdict of the
 // same specs: how many agree, and each that does not, or that LAVA has for
-// a spec the verdict does not count. Specs of one requirement in one boot
-// share a name, so each name's cases are matched with its specs' classes
-// as a whole, in any order.
+// a spec the verdict does not count. Each spec has a case name of its own;
+// a log of a suite that named a case after its boot and requirements only
+// (default.SM-RESET-01, for every spec of it) has its cases matched with
+// those specs' classes as a whole, in any order.
 func (l *Log) Agreement(s report.Summary) (agree int, differ []string) {
 	classes := map[string][]contract.Class{}
 	for _, sp := range s.Specs {
 		classes[sp.Name] = append(classes[sp.Name], sp.Class)
+		if old := sp.Boot + "." + strings.Join(sp.IDs, "+"); old != sp.Name && len(sp.IDs) > 0 {
+			classes[old] = append(classes[old], sp.Class)
+		}
 	}
 	for _, c := range l.Cases {
 		left, ok := classes[c.ID]

@@ -201,8 +201,14 @@ func TestPath(name string) string {
 func SpecPath(name string) string {
 	boot, _, _ := strings.Cut(name, ".")
 	boot = strings.ReplaceAll(strings.ToLower(boot), " ", "-")
-	lavaCase := nonWord.ReplaceAllString(strings.ToLower(strings.TrimSpace(name)), "_")
-	return kcidbRoot + "." + kcidbChars(boot) + "." + kcidbChars(lavaCase)
+	return kcidbRoot + "." + kcidbChars(boot) + "." + kcidbChars(LAVACase(name))
+}
+
+// LAVACase is the name LAVA's monitor gives the case of a spec it reads
+// off the console: the name lowered, each run of non-word characters made
+// "_" (default.SM-RESET-01.sleeper is default_sm_reset_01_sleeper).
+func LAVACase(name string) string {
+	return nonWord.ReplaceAllString(strings.ToLower(strings.TrimSpace(name)), "_")
 }
 
 // nonWord is what LAVA's monitor makes "_" of a case's name: Python's \W.

@@ -44,7 +44,7 @@ var _ = describe("the binary export", func() {
 		Expect(bin.Records).NotTo(BeEmpty(), harness.Clause("SM-BIN-02.1", "no records after a traced workload"))
 	})
 
-	harness.ReqIt("SM-BIN-03", "agrees with stack_map on ids, depths, ref counts and symbols", func() {
+	harness.ReqIt("SM-BIN-03", "agrees with stack_map on ids, depths, ref counts and symbols", harness.Case("workload"), func() {
 		tfs := harness.Root()
 		record(tfs, workloadRuns)
 		if harness.Capturing() {

@@ -52,7 +52,7 @@ var _ = describe("the text export and the statistics", func() {
 		harness.FailOn(fmtx.CheckUnique(mapBlocks(tfs)), harness.Clause("SM-TEXT-02.1", ""))
 	})
 
-	harness.ReqIt("SM-STAT-01", "has exactly the stat keys, and success_rate only once something was counted", func() {
+	harness.ReqIt("SM-STAT-01", "has exactly the stat keys, and success_rate only once something was counted", harness.Case("keys"), func() {
 		tfs := harness.Root()
 		quiet(tfs)
 		harness.Set(tfs, optionNode, "1")
@@ -66,7 +66,7 @@ var _ = describe("the text export and the statistics", func() {
 		judgeStat(st, err, "after a traced workload")
 	})
 
-	harness.ReqIt("SM-STAT-02", "sizes the table as a power of two in range, table_size twice the capacity", func() {
+	harness.ReqIt("SM-STAT-02", "sizes the table as a power of two in range, table_size twice the capacity", harness.Case("sizes"), func() {
 		st := readStat(harness.Root())
 		judgeCapacity(st, "")
 		if _, set, _ := harness.KernelParam(bitsParam); !set {
@@ -76,7 +76,7 @@ var _ = describe("the text export and the statistics", func() {
 		}
 	})
 
-	harness.ReqIt("SM-STAT-03", "counts what the map holds after a workload", func() {
+	harness.ReqIt("SM-STAT-03", "counts what the map holds after a workload", harness.Case("workload"), func() {
 		tfs := harness.Root()
 		armRecording(tfs)
 		// Counters that a reset did not zero are SM-RESET-04's to report.

@@ -267,7 +267,7 @@ func lostEvents(tfs *harness.TraceFS) int64 {
 }
 
 var _ = describe("the full map", Label(contract.LabelNeedsBoot, contract.LabelFullMap), Serial, func() {
-	harness.ReqIt("SM-STAT-03", "fills to its capacity before it drops a stack, records each drop in full and counts it", func() {
+	harness.ReqIt("SM-STAT-03", "fills to its capacity before it drops a stack, records each drop in full and counts it", harness.Case("full-map"), func() {
 		f := fullMap(harness.Root())
 		harness.Prerequisite("SM-STAT-01", f.statErr)
 		f.requireFull()
@@ -289,14 +289,14 @@ var _ = describe("the full map", Label(contract.LabelNeedsBoot, contract.LabelFu
 		checkCounters(f.blocks, f.stat, "a full map")
 	})
 
-	harness.ReqIt("SM-STAT-02", "never shows more entries than its capacity when full", func() {
+	harness.ReqIt("SM-STAT-02", "never shows more entries than its capacity when full", harness.Case("full-map"), func() {
 		f := fullMap(harness.Root())
 		harness.Prerequisite("SM-STAT-01", f.statErr)
 		f.requireFull()
 		judgeCapacity(f.stat, "a full map")
 	})
 
-	harness.ReqIt("SM-STAT-01", "gives the success rate of a full map rounded down", func() {
+	harness.ReqIt("SM-STAT-01", "gives the success rate of a full map rounded down", harness.Case("full-map"), func() {
 		f := fullMap(harness.Root())
 		harness.FailOn(f.statErr, harness.Clause("SM-STAT-01.1", "filling the map"))
 		f.requireFull()
@@ -309,7 +309,7 @@ var _ = describe("the full map", Label(contract.LabelNeedsBoot, contract.LabelFu
 		}
 	})
 
-	harness.ReqIt("SM-BIN-03", "agrees with stack_map when the map is full", func() {
+	harness.ReqIt("SM-BIN-03", "agrees with stack_map when the map is full", harness.Case("full-map"), func() {
 		f := fullMap(harness.Root())
 		harness.Prerequisite("SM-STAT-01", f.statErr)
 		f.requireFull()
@@ -318,7 +318,7 @@ var _ = describe("the full map", Label(contract.LabelNeedsBoot, contract.LabelFu
 		compareExports(f.blocks, parseBin(data))
 	})
 
-	harness.ReqIt("SM-RESET-04", "empties a full map, its drops too, and the map then fills again", func() {
+	harness.ReqIt("SM-RESET-04", "empties a full map, its drops too, and the map then fills again", harness.Case("full-map"), func() {
 		tfs := harness.Root()
 		before := fullMap(tfs)
 		harness.Prerequisite("SM-STAT-01", before.statErr)

@@ -55,7 +55,7 @@ func unchanged(tfs *harness.TraceFS, entries int64) error {
 }
 
 var _ = describe("resetting the map", func() {
-	harness.ReqIt("SM-RESET-01", "refuses a reset with EBUSY while tracing is on, and changes nothing", func() {
+	harness.ReqIt("SM-RESET-01", "refuses a reset with EBUSY while tracing is on, and changes nothing", harness.Case("tracing-on"), func() {
 		tfs := harness.Root()
 		entries := populate(tfs)
 		harness.Must(tfs.Write("options/stacktrace", "0"), "turning the stack source off")
@@ -71,7 +71,7 @@ var _ = describe("resetting the map", func() {
 		harness.FailOn(unchanged(tfs, entries), harness.Clause("SM-RESET-01.1", "after a refused reset"))
 	})
 
-	harness.ReqIt("SM-RESET-01", "refuses with EBUSY, at once, a reset asked for while another sleeps inside the kernel", func() {
+	harness.ReqIt("SM-RESET-01", "refuses with EBUSY, at once, a reset asked for while another sleeps inside the kernel", harness.Case("sleeper"), func() {
 		tfs := harness.Root()
 		quiet(tfs)
 		harness.Set(tfs, optionNode, "1")
@@ -152,7 +152,7 @@ var _ = describe("resetting the map", func() {
 		harness.FailOn(unchanged(tfs, entries), harness.Clause("SM-RESET-03.1", "after refused writes"))
 	})
 
-	harness.ReqIt("SM-RESET-04", "empties the map, its counters and the binary export", func() {
+	harness.ReqIt("SM-RESET-04", "empties the map, its counters and the binary export", harness.Case("workload"), func() {
 		tfs := harness.Root()
 		populate(tfs)
 		resetAsSetup(tfs, "reset")

@@ -17,7 +17,7 @@ import (
 )
 
 var _ = describe("reading the nodes under load", func() {
-	harness.ReqIt("SM-ROBUST-01", "returns well-formed data from every node while a traced workload runs", func(ctx SpecContext) {
+	harness.ReqIt("SM-ROBUST-01", "returns well-formed data from every node while a traced workload runs", harness.Case("workload"), func(ctx SpecContext) {
 		tfs := harness.Root()
 		quiet(tfs)
 		harness.Set(tfs, optionNode, "1")
@@ -43,7 +43,7 @@ var _ = describe("reading the nodes under load", func() {
 })
 
 var _ = describe("reading across a reset", func() {
-	harness.ReqIt("SM-ROBUST-01", "gives a stack_map reader that reads on across a reset whole blocks, ids ascending, none twice", func() {
+	harness.ReqIt("SM-ROBUST-01", "gives a stack_map reader that reads on across a reset whole blocks, ids ascending, none twice", harness.Case("reader-reset"), func() {
 		tfs := harness.Root()
 		record(tfs, workloadRuns)
 		readBlocks(tfs) // a map ill-formed at rest is SM-TEXT-01's or SM-TEXT-02's

@@ -117,7 +117,7 @@ func (r *stressRun) requireStressed() {
 }
 
 var _ = describe("the stackmap under load", Label(contract.LabelStress), Serial, func() {
-	harness.ReqIt("SM-ROBUST-01", "gives well-formed data from every node under the function tracer with stacks on every CPU, with resets in between", func(ctx SpecContext) {
+	harness.ReqIt("SM-ROBUST-01", "gives well-formed data from every node under the function tracer with stacks on every CPU, with resets in between", harness.Case("stress"), func(ctx SpecContext) {
 		r := stressed(ctx)
 		if len(r.problems) > 0 {
 			atRest(harness.Root())
@@ -125,20 +125,20 @@ var _ = describe("the stackmap under load", Label(contract.LabelStress), Serial,
 		Expect(r.problems).To(BeEmpty(), harness.Clause("SM-ROBUST-01.1", "reading the nodes under load"))
 	}, SpecTimeout(5*time.Minute))
 
-	harness.ReqIt("SM-STAT-01", "gives the success rate its counters make after every round under load", func(ctx SpecContext) {
+	harness.ReqIt("SM-STAT-01", "gives the success rate its counters make after every round under load", harness.Case("stress"), func(ctx SpecContext) {
 		for i, rd := range stressed(ctx).rounds {
 			judgeStat(rd.stat, rd.statErr, fmt.Sprintf("round %d", i))
 		}
 	}, SpecTimeout(5*time.Minute))
 
-	harness.ReqIt("SM-STAT-02", "never shows more entries than its capacity after a round under load", func(ctx SpecContext) {
+	harness.ReqIt("SM-STAT-02", "never shows more entries than its capacity after a round under load", harness.Case("stress"), func(ctx SpecContext) {
 		for i, rd := range stressed(ctx).rounds {
 			harness.Prerequisite("SM-STAT-01", rd.statErr)
 			judgeCapacity(rd.stat, fmt.Sprintf("round %d", i))
 		}
 	}, SpecTimeout(5*time.Minute))
 
-	harness.ReqIt("SM-STAT-03", "counts exactly what the map holds after every round under load, however many CPUs wrote", func(ctx SpecContext) {
+	harness.ReqIt("SM-STAT-03", "counts exactly what the map holds after every round under load, however many CPUs wrote", harness.Case("stress"), func(ctx SpecContext) {
 		for i, rd := range stressed(ctx).rounds {
 			harness.Prerequisite("SM-STAT-01", rd.statErr)
 			harness.Prerequisite("SM-TEXT-01", rd.blocksErr)

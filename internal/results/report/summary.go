@@ -23,8 +23,9 @@ import (
 
 // Spec is one spec's verdict.
 type Spec struct {
-	// Name is the spec's stable name for programs: its boot and its
-	// requirement IDs ("default.SM-RESET-01"), which prose edits do not change.
+	// Name is the spec's stable name for programs, unique in its boot: its
+	// boot, its requirement IDs and, where specs share the IDs, its case
+	// key ("default.SM-RESET-01.sleeper"); prose edits do not change it.
 	Name     string
 	Boot     string // the boot plan that ran it
 	Text     string
@@ -115,7 +116,7 @@ func Summarize(boot string, reports []types.Report) Summary {
 			reason := plainWords(sr.Failure.Message)
 			ids := contract.IDsOf(sr.Labels())
 			sp := Spec{
-				Name:          specName(boot, ids, sr.LeafNodeText),
+				Name:          specName(boot, ids, contract.CaseKeyOf(sr.Labels()), sr.LeafNodeText),
 				Boot:          boot,
 				Warnings:      warnings,
 				Notes:         notes,
@@ -161,9 +162,13 @@ func absentIf(c contract.Class, why string) string {
 	return why
 }
 
-// specName is "<boot>.<ID>", IDs joined by "+"; a spec without an ID
-// (the stress spec) is named by its words, lower case and hyphenated.
-func specName(boot string, ids []string, leaf string) string {
+// specName is "<boot>.<ID>", IDs joined by "+", then ".<key>" for a spec
+// with a case key; a spec without an ID is named by its words, lower case
+// and hyphenated.
+func specName(boot string, ids []string, key, leaf string) string {
+	if len(ids) > 0 && key != "" {
+		return boot + "." + strings.Join(ids, "+") + "." + key
+	}
 	if len(ids) > 0 {
 		return boot + "." + strings.Join(ids, "+")
 	}
