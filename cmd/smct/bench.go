@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,8 +24,8 @@ import (
 var benchCmd = command{
 	name:   "bench",
 	about:  "measure time to verdict against each boot's floor; targets are checked here, not in tests",
-	groups: []group{archesGroup, buildGroup, bootGroup, hereGroup, resultsGroup},
-	flags: func(fs *flag.FlagSet, r *request) func(context.Context, *request, outputs) int {
+	groups: []group{archesGroup, buildGroup, bootGroup, hereGroup, resultsGroup, exitGroup},
+	flags: func(fs *flag.FlagSet, r *request) runFunc {
 		// Time is measured on full runs of the v4 contract.
 		r.run.Profile = contract.ProfileV4
 		o := bench.Options{WalkArch: arch.MustLookup("x86_64")}
@@ -36,7 +35,7 @@ var benchCmd = command{
 		fs.Var((*seriesArg)(&o.WalkSeries), "walk-series", "a series (as make review takes it) whose walk is timed too")
 		fs.Var((*userPath)(&o.WalkTree), "walk-tree", "the tree -walk-series applies on")
 		fs.Var(&o.WalkArch, "walk-arch", "the arch the walk is timed on")
-		return func(ctx context.Context, r *request, out outputs) int {
+		return func(ctx context.Context, r *request, out outputs) outcome {
 			o.Base, o.Arches, o.Progress, o.Notes = r.run, r.arches, out.progress, out.stderr
 			dir, err := benchPlan(&o, *matrixImages, r)
 			if err != nil {
@@ -80,11 +79,10 @@ func benchPlan(o *bench.Options, matrixImages string, r *request) (string, error
 
 // runBench runs the bench and writes its figures: bench.txt and
 // bench.json in dir, and internal/bench/last.json for the next bench.
-func runBench(ctx context.Context, o bench.Options, dir string, out outputs) int {
+func runBench(ctx context.Context, o bench.Options, dir string, out outputs) outcome {
 	r, err := bench.Run(ctx, o)
 	if err != nil {
-		printNoVerdict(out.stdout, "bench: "+err.Error())
-		return exitNoVerdict
+		return withoutVerdict("", "bench: "+err.Error())
 	}
 	last := filepath.Join(o.Base.ModuleDir, "internal", "bench", "last.json")
 	prev, err := bench.Load(last)
@@ -92,21 +90,22 @@ func runBench(ctx context.Context, o bench.Options, dir string, out outputs) int
 		fmt.Fprintf(out.stderr, "bench: previous figures unreadable: %v\n", err)
 	}
 	var table strings.Builder
-	met, missed := r.WriteTable(io.MultiWriter(out.stdout, &table), prev)
+	met, missed := r.WriteTable(&table, prev)
 	file := filepath.Join(dir, "bench.json")
-	if err := os.WriteFile(filepath.Join(dir, "bench.txt"), []byte(table.String()), 0o644); err != nil {
-		return refuseAt(out, "bench", err)
+	err = os.WriteFile(filepath.Join(dir, "bench.txt"), []byte(table.String()), 0o644)
+	if err == nil {
+		err = r.Save(file, last)
 	}
-	if err := r.Save(file, last); err != nil {
-		return refuseAt(out, "bench", err)
+	if err != nil {
+		fmt.Fprintf(out.stderr, "bench: %v\n", err)
+		return withoutVerdict(table.String(), err.Error())
 	}
-	skipped := 0
+	done := outcome{body: table.String() + fmt.Sprintf("\nfigures: %s, %s\n", file, last), passed: met, failed: missed, counted: true}
 	if len(o.Arches) < 2 {
-		skipped = 1 // the target for all arches at once
+		done.skipped = 1 // the target for all arches at once
 	}
-	fmt.Fprintf(out.stdout, "\nfigures: %s, %s\n%d passed, %d failed, %d skipped\n", file, last, met, missed, skipped)
 	if missed > 0 {
-		return exitFailed
+		done.status = exitFailed
 	}
-	return 0
+	return done
 }

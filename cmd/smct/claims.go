@@ -6,7 +6,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 
 	"github.com/ftrace-stackmap/conformance/internal/claims"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
@@ -22,46 +21,41 @@ var claimsCmd = command{
 	name:  "claims",
 	about: "measure what the series claims on one kernel (retention, pool memory, hot path, deduplication)",
 	// -sample judges a device's sample: no arch, no boot.
-	groups: []group{anyArchGroup, kernelGroup, buildGroup, profileGroup, bootGroup, hereGroup, resultsGroup},
-	flags: func(fs *flag.FlagSet, r *request) func(context.Context, *request, outputs) int {
+	groups: []group{anyArchGroup, kernelGroup, buildGroup, profileGroup, bootGroup, hereGroup, resultsGroup, exitGroup},
+	flags: func(fs *flag.FlagSet, r *request) runFunc {
 		r.run.Kind = "claims"
 		var sample string
 		fs.Var((*userPath)(&sample), "sample", "judge a sample the suite binary took on a device (suites.test -smct.claims=all) instead of booting")
-		return func(ctx context.Context, r *request, out outputs) int {
+		return func(ctx context.Context, r *request, out outputs) outcome {
 			if sample != "" {
-				return judgeSample(sample, out.stdout)
+				return judgeSample(sample)
 			}
 			res, err := new(qemutest.Runner).Claims(ctx, r.run)
+			var body string
 			if res != nil && res.Dir != "" {
-				fmt.Fprintf(out.stdout, "results: %s\n", res.Dir)
+				body = fmt.Sprintf("results: %s\n", res.Dir)
 			}
 			if err != nil {
-				printNoVerdict(out.stdout, report.Plain(err.Error()))
-				return exitNoVerdict
+				return withoutVerdict(body, report.Plain(err.Error()))
 			}
 			if err := results.WriteClaimsRun(res); err != nil {
-				printNoVerdict(out.stdout, "writing the claims' reports: "+err.Error())
-				return exitNoVerdict
+				return withoutVerdict(body, "writing the claims' reports: "+err.Error())
 			}
-			io.WriteString(out.stdout, res.Claims.Text())
+			body += res.Claims.Text()
 			if !res.Claims.Measured() {
-				printNoVerdict(out.stdout, "no claims boot brought back a measurement")
-				return exitNoVerdict
+				return withoutVerdict(body, "no claims boot brought back a measurement")
 			}
-			fmt.Fprintln(out.stdout, res.Claims.Line())
-			return 0
+			// The claims' line is the last: measurements are not counted.
+			return outcome{body: body + res.Claims.Line() + "\n"}
 		}
 	},
 }
 
 // judgeSample judges a sample taken in live mode on a device.
-func judgeSample(path string, stdout io.Writer) int {
+func judgeSample(path string) outcome {
 	rep, err := claims.JudgeSampleFile(path)
 	if err != nil {
-		printNoVerdict(stdout, err.Error())
-		return exitNoVerdict
+		return withoutVerdict("", err.Error())
 	}
-	io.WriteString(stdout, rep.Text())
-	fmt.Fprintln(stdout, rep.Line())
-	return 0
+	return outcome{body: rep.Text() + rep.Line() + "\n"}
 }

@@ -122,7 +122,8 @@ var (
 		fs.Var((*userPath)(&r.run.ResultsDir), "results", "where run directories go (default: the project's results/)")
 	}}
 
-	// exitGroup is the exit status convention of a command with a verdict.
+	// exitGroup is the exit status convention: every command has it, and
+	// the door applies it on every path.
 	exitGroup = group{name: "exit", add: func(fs *flag.FlagSet, r *request) {
 		fs.Var(&r.exitCodes, "exit-codes", report.ExitCodesUsage)
 	}}

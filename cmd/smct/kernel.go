@@ -17,11 +17,11 @@ import (
 var kernelCmd = command{
 	name:   "kernel",
 	about:  "build the reference kernel (kernel/) and print its path",
-	groups: []group{archGroup, buildGroup},
-	flags: func(fs *flag.FlagSet, r *request) func(context.Context, *request, outputs) int {
+	groups: []group{archGroup, buildGroup, exitGroup},
+	flags: func(fs *flag.FlagSet, r *request) runFunc {
 		pin := fs.Bool("pin", false, "record the build's inputs and image hashes in images.lock")
 		entry := fs.String("entry", "reference", "the lock entry to pin")
-		return func(ctx context.Context, r *request, out outputs) int {
+		return func(ctx context.Context, r *request, out outputs) outcome {
 			o := r.run
 			a := o.Arch
 			b := kbuild.Builder{Arch: a, KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir, Progress: out.progress, Jobs: o.Jobs}
@@ -41,15 +41,14 @@ var kernelCmd = command{
 				}
 				fmt.Fprintf(out.stderr, "pinned %s/%s in %s\n", *entry, a.Name, o.LockFile)
 			}
-			fmt.Fprintln(out.stdout, res.Image)
-			return 0
+			// The path is the last line: scripts read it.
+			return outcome{body: res.Image + "\n"}
 		}
 	},
 }
 
 // refuseAt ends a command that could not do its work, without a verdict.
-func refuseAt(out outputs, name string, err error) int {
+func refuseAt(out outputs, name string, err error) outcome {
 	fmt.Fprintf(out.stderr, "%s: %v\n", name, err)
-	printNoVerdict(out.stdout, err.Error())
-	return exitNoVerdict
+	return withoutVerdict("", err.Error())
 }

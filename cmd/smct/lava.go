@@ -24,34 +24,35 @@ var lavaCmd = command{
 	name:   "lava",
 	about:  "write the LAVA job of the run qemu-test would make, and the device dictionary that runs it here",
 	groups: []group{archGroup, kernelGroup, buildGroup, profileGroup, specGroup, requireGroup, bootGroup, resultsGroup, notifyGroup, exitGroup},
-	flags: func(fs *flag.FlagSet, r *request) func(context.Context, *request, outputs) int {
+	flags: func(fs *flag.FlagSet, r *request) runFunc {
 		r.run.Kind = "lava-job"
 		url := fs.String("url", "", "URL where the lab serves the job's lava/ directory, artefacts and all (default: file:// paths on this machine)")
 		var srv lava.Server
 		fs.StringVar(&srv.URL, "server", "", "a LAVA server to submit the job to, then follow it and judge its log (make lab's: http://127.0.0.1:8000)")
 		fs.StringVar(&srv.Token, "token", "", "the server user's REST token (default: $LAB_TOKEN, else make lab's)")
-		return func(ctx context.Context, r *request, out outputs) int {
+		return func(ctx context.Context, r *request, out outputs) outcome {
 			at := lava.Served{URL: *url, Notify: string(r.notify)}
 			if srv.URL != "" {
 				return onServer(ctx, r, at, srv, out)
 			}
 			files, res, err := lava.WriteJob(ctx, new(qemutest.Runner), r.run, at)
+			var body string
 			if res != nil && res.Dir != "" {
-				fmt.Fprintf(out.stdout, "results: %s\n", res.Dir)
+				body = fmt.Sprintf("results: %s\n", res.Dir)
 			}
 			if err != nil {
-				return refuseAt(out, "lava", fmt.Errorf("%s", report.OneLine(err.Error())))
+				fmt.Fprintf(out.stderr, "lava: %s\n", report.OneLine(err.Error()))
+				return withoutVerdict(body, report.OneLine(err.Error()))
 			}
-			fmt.Fprintf(out.stdout, "job:    %s\ndevice: %s\n\nrun it here (as root), then read LAVA's log back:\n  %s\n  make lava-results LOG=%s\n",
-				files.Job, files.Device, lava.RunCommand(files), lava.LogFile(files))
-			return 0
+			return outcome{body: body + fmt.Sprintf("job:    %s\ndevice: %s\n\nrun it here (as root), then read LAVA's log back:\n  %s\n  make lava-results LOG=%s\n",
+				files.Job, files.Device, lava.RunCommand(files), lava.LogFile(files))}
 		}
 	},
 }
 
 // onServer makes the run as a job on a LAVA server and ends as qemu-test
 // does: the same reports, closing line and exit status.
-func onServer(ctx context.Context, r *request, at lava.Served, srv lava.Server, out outputs) int {
+func onServer(ctx context.Context, r *request, at lava.Served, srv lava.Server, out outputs) outcome {
 	if srv.Token == "" {
 		srv.Token = labToken()
 	}
@@ -60,13 +61,16 @@ func onServer(ctx context.Context, r *request, at lava.Served, srv lava.Server, 
 	}
 	tell := func(format string, args ...any) { fmt.Fprintf(out.progress.Always(), "lava: "+format+"\n", args...) }
 	res, on, err := lava.RunOnServer(ctx, new(qemutest.Runner), r.run, at, srv, tell)
+	var head string
 	if err == nil {
-		fmt.Fprintln(out.stdout, lava.Agreement(on.Log, res))
+		head = lava.Agreement(on.Log, res) + "\n"
 	}
 	if on != nil && on.Job.ID != 0 {
-		fmt.Fprintf(out.stdout, "job %d: %s %s (%s)\n", on.Job.ID, on.Job.State, on.Job.Health, srv.JobURL(on.Job.ID))
+		head += fmt.Sprintf("job %d: %s %s (%s)\n", on.Job.ID, on.Job.State, on.Job.Health, srv.JobURL(on.Job.ID))
 	}
-	return finish(ctx, res, err, r.exitCodes, out)
+	o := finish(ctx, res, err, out)
+	o.body = head + o.body
+	return o
 }
 
 // labToken is the token make lab made, from the environment or its file.
@@ -89,7 +93,7 @@ var lavaResultsCmd = command{
 	name:   "lava-results",
 	about:  "judge LAVA's log of a job (or of a matrix's jobs) as a run made here",
 	groups: []group{resultsGroup, exitGroup},
-	flags: func(fs *flag.FlagSet, r *request) func(context.Context, *request, outputs) int {
+	flags: func(fs *flag.FlagSet, r *request) runFunc {
 		var logs []string
 		fs.Func("log", "LAVA's log of a job: lava-run's stderr, a LAVA server's log of the job, or its notify callback's data (or give them as arguments)", func(v string) error {
 			var p userPath
@@ -97,7 +101,7 @@ var lavaResultsCmd = command{
 			logs = append(logs, string(p))
 			return err
 		})
-		return func(ctx context.Context, r *request, out outputs) int {
+		return func(ctx context.Context, r *request, out outputs) outcome {
 			for _, v := range r.args {
 				var p userPath
 				if err := p.Set(v); err != nil {
@@ -110,10 +114,13 @@ var lavaResultsCmd = command{
 				return refuseAt(out, "lava-results", fmt.Errorf("give LAVA's log of the job: -log FILE"))
 			case 1:
 				res, l, err := lava.Results(ctx, new(qemutest.Runner), r.run, logs[0])
+				var head string
 				if err == nil {
-					fmt.Fprintln(out.stdout, lava.Agreement(l, res))
+					head = lava.Agreement(l, res) + "\n"
 				}
-				return finish(ctx, res, lava.AsInfra(err), r.exitCodes, out)
+				o := finish(ctx, res, lava.AsInfra(err), out)
+				o.body = head + o.body
+				return o
 			}
 			return lavaMatrix(ctx, r.run, logs, out)
 		}
@@ -122,8 +129,8 @@ var lavaResultsCmd = command{
 }
 
 // lavaMatrix judges the logs of several jobs, a run for each, and prints
-// their table as smct matrix does; it exits with the worst job's status.
-func lavaMatrix(ctx context.Context, o qemutest.Options, logs []string, out outputs) int {
+// their table as smct matrix does; its status is the worst job's.
+func lavaMatrix(ctx context.Context, o qemutest.Options, logs []string, out outputs) outcome {
 	dir, err := results.NewRunDir(o.ResultsDir, "lava-matrix", "")
 	if err != nil {
 		return refuseAt(out, "lava-results", err)

@@ -2,7 +2,8 @@
 
 // Command smct is the suite's command: the Makefile's targets call it.
 // Each subcommand parses its flags at one door (run), checks them, and
-// hands a request to the package that does the work.
+// hands a request to the package that does the work; the command returns
+// an outcome, and the door alone prints its end and sets the exit status.
 package main
 
 import (
@@ -34,13 +35,16 @@ type command struct {
 	groups      []group
 	// flags adds the command's own flags and returns what runs it, once
 	// every flag is parsed and checked.
-	flags func(fs *flag.FlagSet, r *request) func(ctx context.Context, r *request, out outputs) int
+	flags func(fs *flag.FlagSet, r *request) runFunc
 	// takesArgs: arguments after the flags go to request.args.
 	takesArgs bool
 	// refusedRun: a refused command line still makes a run directory
 	// that says why, as results/latest (qemu-test's).
 	refusedRun bool
 }
+
+// runFunc runs a command; the door prints how it ended.
+type runFunc func(ctx context.Context, r *request, out outputs) outcome
 
 // outputs are where a command writes: its report on stdout, progress and
 // notes on stderr.
@@ -65,49 +69,57 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	if len(args) >= 2 && args[0] == "-C" {
 		projectDir, args = args[1], args[2:]
 	}
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage())
-		return exitNoVerdict
+	// Refused before a command reads its flags: the line's -exit-codes,
+	// if it has one, still applies.
+	refused := func(reason string) int {
+		return withoutVerdict("", reason).end(stdout, exitCodesIn(args))
 	}
-	switch args[0] {
-	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage())
-		return 0
+	if len(args) > 0 {
+		switch args[0] {
+		case "help", "-h", "-help", "--help":
+			fmt.Fprint(stdout, usage())
+			return 0
+		}
+	}
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		fmt.Fprint(stderr, usage())
+		return refused("no command: smct [-C PROJECT-DIR] COMMAND [FLAGS], flags after the command")
 	}
 	cmd, ok := lookup(args[0])
 	if !ok {
 		fmt.Fprintf(stderr, "smct: unknown command %q\n%s", args[0], usage())
-		return exitNoVerdict
+		return refused(fmt.Sprintf("unknown command %q", args[0]))
 	}
 	// Every run directory gets kcidb.json: an origin KCIDB would refuse
 	// stops the command before it builds or boots anything.
 	if _, err := results.KCIDBOrigin(); err != nil {
 		fmt.Fprintf(stderr, "smct: %v\n", err)
-		printNoVerdict(stdout, err.Error())
-		return exitNoVerdict
+		return refused(err.Error())
 	}
 	return cmd.run(args[1:], outputs{stdout: stdout, stderr: stderr, progress: progress.New(stderr)})
 }
 
 // run is the door: it parses and checks the command line, finds the
-// project, and runs the command; anything refused ends without a verdict.
+// project, runs the command and ends it; anything refused ends without a
+// verdict.
 func (c command) run(args []string, out outputs) int {
 	r, run, err := c.parse(args, out.stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
 	if err != nil {
-		return c.refuse(r, err.Error(), out)
+		// Parsing stops at a bad flag: -exit-codes may lie beyond it.
+		return c.refuse(r, err.Error(), out).end(out.stdout, exitCodesIn(args))
 	}
 	r.run.Progress = out.progress
 	ctx, stop := interruptible()
 	defer stop()
-	return run(ctx, r, out)
+	return run(ctx, r, out).end(out.stdout, r.exitCodes)
 }
 
 // parse reads and checks a command line into a request and finds the
 // project; the request holds what was read even on an error.
-func (c command) parse(args []string, stderr io.Writer) (*request, func(context.Context, *request, outputs) int, error) {
+func (c command) parse(args []string, stderr io.Writer) (*request, runFunc, error) {
 	r := new(request)
 	fs, run := c.flagSet(r)
 	fs.SetOutput(stderr)
@@ -131,7 +143,7 @@ func (c command) parse(args []string, stderr io.Writer) (*request, func(context.
 }
 
 // flagSet is the command's flags: its groups', then its own.
-func (c command) flagSet(r *request) (*flag.FlagSet, func(context.Context, *request, outputs) int) {
+func (c command) flagSet(r *request) (*flag.FlagSet, runFunc) {
 	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	for _, g := range c.groups {
 		g.add(fs, r)
@@ -171,17 +183,17 @@ func (c command) help(fs *flag.FlagSet) {
 // refuse ends a command line that cannot run. For qemu-test,
 // results/latest then points at a run directory that says why, as for any
 // other run without a verdict.
-func (c command) refuse(r *request, reason string, out outputs) int {
+func (c command) refuse(r *request, reason string, out outputs) outcome {
 	fmt.Fprintf(out.stderr, "%s: %s\n", c.name, reason)
+	var body string
 	if c.refusedRun && (r.run.ModuleDir != "" || workplace(&r.run) == nil) {
 		if res, err := qemutest.Refused(r.run, reason); err == nil {
-			fmt.Fprintf(out.stdout, "results: %s\n", res.Dir)
+			body = fmt.Sprintf("results: %s\n", res.Dir)
 		} else {
 			fmt.Fprintf(out.stderr, "%s: no run directory: %v\n", c.name, err)
 		}
 	}
-	printNoVerdict(out.stdout, reason)
-	return r.exitCodes.NoVerdict()
+	return withoutVerdict(body, reason)
 }
 
 // usage is smct's help, made from the commands and their groups.

@@ -6,13 +6,14 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
+	"strings"
 
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/lava"
 	"github.com/ftrace-stackmap/conformance/internal/matrix"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
 // matrixCmd runs qemu-test for every images.lock entry (or -images) on
@@ -21,13 +22,13 @@ import (
 var matrixCmd = command{
 	name:   "matrix",
 	about:  "run the suite for every images.lock entry on every arch, or write each cell's LAVA job",
-	groups: []group{archesGroup, buildGroup, profileGroup, specGroup, requireGroup, bootGroup, hereGroup, resultsGroup, notifyGroup},
-	flags: func(fs *flag.FlagSet, r *request) func(context.Context, *request, outputs) int {
+	groups: []group{archesGroup, buildGroup, profileGroup, specGroup, requireGroup, bootGroup, hereGroup, resultsGroup, notifyGroup, exitGroup},
+	flags: func(fs *flag.FlagSet, r *request) runFunc {
 		parallel := fs.Int("parallel", 2, "boots at a time")
 		entries := fs.String("images", "", "comma-separated images.lock entries (default: all)")
 		lavaJobs := fs.Bool("lava-jobs", false, "write each cell's LAVA job (smct lava) instead of running it")
 		lavaURL := fs.String("lava-url", "", "with -lava-jobs: URL where the lab serves the matrix directory (default: file:// paths)")
-		return func(ctx context.Context, r *request, out outputs) int {
+		return func(ctx context.Context, r *request, out outputs) outcome {
 			o := matrix.Options{Base: r.run, Arches: r.arches, Parallel: *parallel, Notes: out.stderr}
 			lock, err := images.Read(o.Base.LockFile)
 			if err == nil {
@@ -53,29 +54,50 @@ var matrixCmd = command{
 	},
 }
 
-// printMatrix writes a matrix's reports and prints its table; the status
+// printMatrix writes a matrix's reports and returns its table; the status
 // is the worst cell's, or no verdict when a report could not be written.
-func printMatrix(dir string, cells []matrix.Cell, out outputs) int {
+func printMatrix(dir string, cells []matrix.Cell, out outputs) outcome {
 	table, worst, err := matrix.Report(dir, cells)
-	if err != nil {
-		fmt.Fprintf(out.stderr, "matrix: %v\n", err)
-		fmt.Fprintf(out.stdout, "NO VERDICT: %v\n", err)
+	// The table ends with the closing line, which the door prints.
+	body, _ := strings.CutSuffix(table, matrix.Totals(cells)+"\n")
+	o := outcome{body: body, status: worst, counted: true}
+	var none []string
+	for _, c := range cells {
+		p, f, s := c.Totals()
+		o.passed, o.failed, o.skipped = o.passed+p, o.failed+f, o.skipped+s
+		if c.Code() == exitNoVerdict {
+			none = append(none, c.Name())
+		}
 	}
-	io.WriteString(out.stdout, table)
-	return worst
+	switch {
+	case err != nil:
+		fmt.Fprintf(out.stderr, "matrix: %v\n", err)
+		o.status, o.reason = exitNoVerdict, "the matrix's reports: "+err.Error()
+	case len(none) > 0:
+		o.reason = fmt.Sprintf("%d of %d cells without a verdict: %s", len(none), len(cells), strings.Join(none, ", "))
+	}
+	return o
 }
 
 // matrixJobs writes the LAVA job of every cell instead of running it: a
 // lab runs them on its workers, and smct lava-results on their logs gives
 // the matrix's table.
-func matrixJobs(ctx context.Context, o matrix.Options, at lava.Served, out outputs) int {
+func matrixJobs(ctx context.Context, o matrix.Options, at lava.Served, out outputs) outcome {
 	jobs, err := lava.WriteJobs(ctx, o, at, func(line string) {
 		fmt.Fprintln(progress.Over(out.progress, out.stdout), line)
 	})
-	fmt.Fprintf(out.stdout, "\nresults: %s\n%d LAVA jobs written (jobs.txt); submit each with `lavacli jobs submit JOB`, then\n  smct lava-results LOG...\n", o.Dir, len(jobs))
 	if err != nil {
 		fmt.Fprintf(out.stderr, "matrix: %v\n", err)
-		return exitNoVerdict
 	}
-	return 0
+	return jobsOutcome(o.Dir, len(jobs), err)
+}
+
+// jobsOutcome says where the jobs are and how to run them; jobs that could
+// not all be written leave the matrix without a verdict.
+func jobsOutcome(dir string, written int, err error) outcome {
+	body := fmt.Sprintf("\nresults: %s\n%d LAVA jobs written (jobs.txt); submit each with `lavacli jobs submit JOB`, then\n  smct lava-results LOG...\n", dir, written)
+	if err != nil {
+		return withoutVerdict(body, "writing the LAVA jobs: "+report.OneLine(err.Error()))
+	}
+	return outcome{body: body}
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,15 +23,15 @@ import (
 var mutantsCmd = command{
 	name:   "mutants",
 	about:  "boot the reference kernel once per fault switch and variant: each fault must be caught, each variant pass",
-	groups: []group{archGroup, kernelGroup, buildGroup, bootGroup, hereGroup, resultsGroup},
-	flags: func(fs *flag.FlagSet, r *request) func(context.Context, *request, outputs) int {
+	groups: []group{archGroup, kernelGroup, buildGroup, bootGroup, hereGroup, resultsGroup, exitGroup},
+	flags: func(fs *flag.FlagSet, r *request) runFunc {
 		// The fault table says which requirement catches each fault, in
 		// the contract's classes: a fault that hides the feature must not
 		// turn every UNSUPPORTED spec into a FAIL.
 		r.run.Image, r.run.Require = "reference", report.RequireNone
 		r.run.Profile = contract.ProfileV4 // the table is the v4 contract's
 		only := fs.String("faults", "", "comma-separated faults and variants to try (default: all)")
-		return func(ctx context.Context, r *request, out outputs) int {
+		return func(ctx context.Context, r *request, out outputs) outcome {
 			faults, err := mutants.Select(*only)
 			if err != nil {
 				return refuseAt(out, "mutants: -faults", err)
@@ -48,23 +47,43 @@ var mutantsCmd = command{
 			if err := os.WriteFile(filepath.Join(o.ResultsDir, "mutants.txt"), []byte(b.String()), 0o644); err != nil {
 				return refuseAt(out, "mutants", err)
 			}
-			io.WriteString(out.stdout, b.String())
-			caught, noVerdict := 0, false
-			for _, r := range rows {
-				if r.Caught() {
-					caught++
-				}
-				noVerdict = noVerdict || r.Err != nil
-			}
-			fmt.Fprintf(out.stdout, "results: %s\n%d passed, %d failed, 0 skipped\n", o.ResultsDir, caught, len(rows)-caught)
-			switch {
-			case noVerdict:
-				// A row without a verdict says nothing of the suite.
-				return exitNoVerdict
-			case !ok:
-				return exitFailed
-			}
-			return 0
+			fmt.Fprintf(&b, "results: %s\n", o.ResultsDir)
+			return mutantsOutcome(b.String(), rows, ok)
 		}
 	},
+}
+
+// mutantsOutcome counts the rows caught as passed; a row without a
+// verdict says nothing of the suite, and leaves the whole without one.
+func mutantsOutcome(body string, rows []mutants.Row, ok bool) outcome {
+	o := outcome{body: body, counted: true}
+	var none []string
+	for _, row := range rows {
+		if row.Caught() {
+			o.passed++
+		}
+		if row.Err != nil {
+			none = append(none, rowName(row))
+		}
+	}
+	o.failed = len(rows) - o.passed
+	switch {
+	case len(none) > 0:
+		o.status = exitNoVerdict
+		o.reason = fmt.Sprintf("%d of %d rows without a verdict: %s", len(none), len(rows), strings.Join(none, ", "))
+	case !ok:
+		o.status = exitFailed
+	}
+	return o
+}
+
+// rowName names a row as the table does.
+func rowName(row mutants.Row) string {
+	switch {
+	case row.Fault == "":
+		return "(none)"
+	case row.Variant:
+		return "variant " + row.Fault
+	}
+	return row.Fault
 }

@@ -17,12 +17,13 @@ import (
 // replyCmd prints the path of a run's or a walk's reply.eml and the
 // command that sends it. It never sends mail.
 var replyCmd = command{
-	name:  "reply",
-	about: "print a run's or a walk's reply.eml and the git send-email command that sends it (nothing is sent)",
-	flags: func(fs *flag.FlagSet, r *request) func(context.Context, *request, outputs) int {
+	name:   "reply",
+	about:  "print a run's or a walk's reply.eml and the git send-email command that sends it (nothing is sent)",
+	groups: []group{exitGroup},
+	flags: func(fs *flag.FlagSet, r *request) runFunc {
 		var run userPath
 		fs.Var(&run, "run", "the run's or the walk's directory (default: the project's results/latest)")
-		return func(ctx context.Context, r *request, out outputs) int {
+		return func(ctx context.Context, r *request, out outputs) outcome {
 			if run == "" {
 				run = userPath(filepath.Join(r.run.ModuleDir, "results", "latest"))
 			}
@@ -38,9 +39,7 @@ var replyCmd = command{
 			if err != nil {
 				return refuseAt(out, "reply", fmt.Errorf("%s: %v", path, err))
 			}
-			fmt.Fprintln(out.stdout, path)
-			fmt.Fprintln(out.stdout, cmd)
-			return 0
+			return outcome{body: path + "\n" + cmd + "\n"}
 		}
 	},
 }

@@ -7,8 +7,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/onsi/ginkgo/v2/types"
 
@@ -25,15 +25,15 @@ var reviewCmd = command{
 	name:  "review",
 	about: "walk a series patch by patch on every arch, and compare it with another version",
 	// -claims measures the whole series only.
-	groups: []group{archesGroup, buildGroup, profileGroup, specGroup, bootGroup, hereGroup, resultsGroup, claimsGroup},
-	flags: func(fs *flag.FlagSet, r *request) func(context.Context, *request, outputs) int {
+	groups: []group{archesGroup, buildGroup, profileGroup, specGroup, bootGroup, hereGroup, resultsGroup, claimsGroup, exitGroup},
+	flags: func(fs *flag.FlagSet, r *request) runFunc {
 		var series, against seriesArg
 		var tree userPath
 		fs.Var(&series, "series", "the series: an mbox file, a message-id, or a git range base..head of -tree")
 		fs.Var(&against, "against", "another version of the series to compare with (same forms)")
 		fs.Var(&tree, "tree", "the kernel source tree (a git repository) the series applies on")
 		base := fs.String("base", "", "the revision of -tree an mbox or message-id series applies on (default HEAD)")
-		return func(ctx context.Context, r *request, out outputs) int {
+		return func(ctx context.Context, r *request, out outputs) outcome {
 			s, other, err := readSeries(r, string(series), string(against), string(tree), *base)
 			if err != nil {
 				return refuseAt(out, "review", err)
@@ -77,24 +77,41 @@ func readSeries(r *request, series, against, tree, base string) (review.Series, 
 	return s, &other, err
 }
 
-// printReview prints a review's table, its comparison and its closing
-// line; the status is the series' walk's.
-func printReview(rv *review.Review, r *request, out outputs) int {
+// printReview returns a review's table and its comparison; the status
+// and the counts are the series' walk's.
+func printReview(rv *review.Review, r *request, out outputs) outcome {
 	if rv.ReplyNote != "" {
 		fmt.Fprintf(out.stderr, "note: %s\n", rv.ReplyNote)
 	}
-	io.WriteString(out.stdout, rv.Series.Text())
+	var b strings.Builder
+	b.WriteString(rv.Series.Text())
 	if rv.Against != nil {
-		io.WriteString(out.stdout, "\n"+rv.Versions)
+		b.WriteString("\n" + rv.Versions)
 		// The other version is what the series is compared with: its own
 		// failures are expected, and its walk has its table and status.
-		fmt.Fprintf(out.stdout, "%s: walk %s (its table: %s)\n", rv.Against.Series.Name, rv.Against.Verdict(), filepath.Join(rv.Dir, "against", "series.txt"))
+		fmt.Fprintf(&b, "%s: walk %s (its table: %s)\n", rv.Against.Series.Name, rv.Against.Verdict(), filepath.Join(rv.Dir, "against", "series.txt"))
 	}
 	if r.run.Claims {
-		fmt.Fprintf(out.stdout, "claims of the whole series: %s\n", filepath.Join(rv.Dir, review.ClaimsFile))
+		fmt.Fprintf(&b, "claims of the whole series: %s\n", filepath.Join(rv.Dir, review.ClaimsFile))
 	}
-	fmt.Fprintf(out.stdout, "results: %s\n", rv.Dir)
-	p, f, s := rv.Series.Counts()
-	fmt.Fprintf(out.stdout, "%d passed, %d failed, %d skipped\n", p, f, s)
-	return rv.Series.ExitCode()
+	fmt.Fprintf(&b, "results: %s\n", rv.Dir)
+	o := outcome{body: b.String(), status: rv.Series.ExitCode(), counted: true}
+	o.passed, o.failed, o.skipped = rv.Series.Counts()
+	if o.status == exitNoVerdict {
+		o.reason = walkNoVerdict(rv.Series)
+	}
+	return o
+}
+
+// walkNoVerdict names the prefixes of a walk that gave no verdict.
+func walkNoVerdict(w *review.Walk) string {
+	var none []string
+	for _, a := range w.Arches {
+		for k, st := range w.Steps[a] {
+			if st.Infra != "" {
+				none = append(none, fmt.Sprintf("%d/%d on %s (%s)", k, len(w.Series.Patches), a, st.Infra))
+			}
+		}
+	}
+	return "no verdict for " + strings.Join(none, ", ")
 }

@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -58,15 +57,6 @@ func moduleDir() (string, error) {
 func isProject(dir string) bool {
 	b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
 	return err == nil && strings.HasPrefix(string(b), modulePath)
-}
-
-// noneCounted closes the output of a command that reached no verdict.
-const noneCounted = "0 passed, 0 failed, 0 skipped"
-
-// printNoVerdict ends a command's output without a verdict, as a run
-// without one ends it.
-func printNoVerdict(stdout io.Writer, reason string) {
-	fmt.Fprintf(stdout, "NO VERDICT: %s\n%s\n", reason, noneCounted)
 }
 
 // interruptible is a context that SIGINT (Ctrl-C) and SIGTERM (timeout,
