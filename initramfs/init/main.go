@@ -60,11 +60,12 @@ func main() {
 	log.SetPrefix("smct-init: ")
 	log.SetFlags(0)
 
-	code, err := run(console)
+	frames := &consoleframe.Sender{W: console}
+	code, err := run(console, frames)
 	if err != nil {
 		consoleframe.WriteGuestError(console, err.Error())
 	} else {
-		consoleframe.WriteExit(console, code)
+		consoleframe.WriteExit(console, code, frames.Sent)
 	}
 	unix.Sync()
 	// Wait until the UART has sent everything: what is still queued at
@@ -73,7 +74,7 @@ func main() {
 	powerOff()
 }
 
-func run(console *os.File) (int, error) {
+func run(console *os.File, frames *consoleframe.Sender) (int, error) {
 	if err := mountAll(); err != nil {
 		return 0, err
 	}
@@ -91,7 +92,7 @@ func run(console *os.File) (int, error) {
 		return 0, shell(console, cfg)
 	}
 	if len(cfg.Job) > 0 {
-		if err := consoleframe.Write(console, guest.JobFile, cfg.Job); err != nil {
+		if err := frames.Write(guest.JobFile, cfg.Job); err != nil {
 			return 0, err
 		}
 	}
@@ -115,7 +116,7 @@ func run(console *os.File) (int, error) {
 	var exitErr *exec.ExitError
 	if ctx.Err() != nil {
 		if report, err := os.ReadFile(reportPath); err == nil {
-			consoleframe.Write(console, filepath.Base(reportPath), report)
+			frames.Write(filepath.Base(reportPath), report)
 		}
 		return 0, fmt.Errorf("suite did not finish within %ds", cfg.TimeoutSeconds)
 	}
@@ -130,7 +131,7 @@ func run(console *os.File) (int, error) {
 		if err != nil {
 			return 0, fmt.Errorf("suite exited %d without a report: %v", code, err)
 		}
-		if err := consoleframe.Write(console, filepath.Base(reportPath), report); err != nil {
+		if err := frames.Write(filepath.Base(reportPath), report); err != nil {
 			return 0, err
 		}
 	}
@@ -140,21 +141,21 @@ func run(console *os.File) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		if err := consoleframe.Write(console, e.Name(), data); err != nil {
+		if err := frames.Write(e.Name(), data); err != nil {
 			return 0, err
 		}
 	}
 	if len(cfg.Ftracetest) > 0 {
 		out, logs := runFtracetest(ctx, cfg.Ftracetest)
-		if err := consoleframe.Write(console, guest.SelftestOutput, out); err != nil {
+		if err := frames.Write(guest.SelftestOutput, out); err != nil {
 			return 0, err
 		}
-		if err := consoleframe.Write(console, guest.SelftestLogs, logs); err != nil {
+		if err := frames.Write(guest.SelftestLogs, logs); err != nil {
 			return 0, err
 		}
 	}
 	guest.Mark(guest.StageFramed)
-	if err := consoleframe.Write(console, guest.KernelLogFile, kernelLog()); err != nil {
+	if err := frames.Write(guest.KernelLogFile, kernelLog()); err != nil {
 		return 0, err
 	}
 	return code, nil

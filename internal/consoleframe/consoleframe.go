@@ -9,8 +9,9 @@
 //	<base64 of the gzip-compressed file, 76 characters a line>
 //	SMCT-FRAME-END name=report.json
 //
-// and ends with one status line, "SMCT-EXIT code=N", or "SMCT-GUEST-ERROR msg"
-// when it could not run the suite. A runner that reads results off the
+// and ends with one status line, "SMCT-EXIT code=N frames=a,b,c" (the
+// manifest: every frame it sent, so the host can name one that did not
+// arrive), or "SMCT-GUEST-ERROR msg" when it could not run the suite. A runner that reads results off the
 // console as they come (a LAVA monitor) may also be given a line per spec,
 // "SMCT-CASE <name> <class>"; the host's verdict comes from the frames. Kernel messages may land between lines; a
 // body line with any character outside base64 is taken for one and skipped.
@@ -27,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -75,10 +77,26 @@ func Write(w io.Writer, name string, data []byte) error {
 	return err
 }
 
-// WriteExit writes the status line that tells the host the suite ran to its end.
-func WriteExit(w io.Writer, code int) error {
-	_, err := fmt.Fprintf(w, "\n%s code=%d\n", exitTag, code)
+// WriteExit writes the status line that tells the host the suite ran to
+// its end, with the names of the frames sent before it.
+func WriteExit(w io.Writer, code int, sent []string) error {
+	_, err := fmt.Fprintf(w, "\n%s code=%d frames=%s\n", exitTag, code, strings.Join(sent, ","))
 	return err
+}
+
+// Sender writes frames and keeps their names for the exit line's manifest.
+type Sender struct {
+	W    io.Writer
+	Sent []string
+}
+
+// Write sends one file as a frame and lists it.
+func (s *Sender) Write(name string, data []byte) error {
+	if err := Write(s.W, name, data); err != nil {
+		return err
+	}
+	s.Sent = append(s.Sent, name)
+	return nil
 }
 
 // WriteGuestError tells the host that the guest could not run the suite.
@@ -102,8 +120,41 @@ type Capture struct {
 	Files       map[string][]byte // complete, verified frames by name
 	Exit        int               // the suite's exit code, when HaveExit
 	HaveExit    bool
-	GuestErrors []string // SMCT-GUEST-ERROR messages
-	Problems    []error  // frames that were cut, corrupt or repeated
+	// Sent are the frames the exit line says the guest sent, when it
+	// has a manifest (HaveManifest; a guest of an older suite gives none).
+	Sent         []string
+	HaveManifest bool
+	GuestErrors  []string         // SMCT-GUEST-ERROR messages
+	Problems     []error          // frames that were cut, corrupt or repeated
+	Damaged      map[string]error // the first problem of each frame whose name was read
+}
+
+// Lost are the frames the manifest lists that did not arrive whole, in
+// the order they were sent.
+func (c *Capture) Lost() []string {
+	var out []string
+	for _, name := range c.Sent {
+		if _, ok := c.Files[name]; !ok {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// Missing says how a frame that is not in Files went missing: damaged on
+// the way (and how), sent but never arrived, or never sent.
+func (c *Capture) Missing(name string) string {
+	switch err := c.Damaged[name]; {
+	case err != nil:
+		return "arrived damaged (" + err.Error() + ")"
+	case slices.Contains(c.Sent, name):
+		return "did not arrive; the guest sent it (its exit line lists it)"
+	case c.HaveManifest:
+		return "was not sent: the guest's exit line does not list it"
+	case c.HaveExit:
+		return "did not arrive, and the guest's exit line has no list of what it sent"
+	}
+	return "did not arrive"
 }
 
 var (
@@ -122,7 +173,13 @@ type openFrame struct {
 
 // Decode scans a console log for frames and status lines.
 func Decode(r io.Reader) (*Capture, error) {
-	c := &Capture{Files: map[string][]byte{}}
+	c := &Capture{Files: map[string][]byte{}, Damaged: map[string]error{}}
+	damaged := func(name string, err error) {
+		c.Problems = append(c.Problems, err)
+		if _, seen := c.Damaged[name]; !seen && name != "" {
+			c.Damaged[name] = err
+		}
+	}
 	var cur *openFrame
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
@@ -131,7 +188,7 @@ func Decode(r io.Reader) (*Capture, error) {
 		switch {
 		case strings.Contains(line, beginTag):
 			if cur != nil {
-				c.Problems = append(c.Problems, fmt.Errorf("%w: %s: a new frame began before its end", ErrTruncated, cur.name))
+				damaged(cur.name, fmt.Errorf("%w: %s: a new frame began before its end", ErrTruncated, cur.name))
 			}
 			f, err := parseBegin(line[strings.Index(line, beginTag):])
 			if err != nil {
@@ -147,9 +204,9 @@ func Decode(r io.Reader) (*Capture, error) {
 			data, err := cur.finish()
 			switch {
 			case err != nil:
-				c.Problems = append(c.Problems, err)
+				damaged(cur.name, err)
 			case c.Files[cur.name] != nil:
-				c.Problems = append(c.Problems, fmt.Errorf("%w: %s: sent twice", ErrCorrupt, cur.name))
+				damaged("", fmt.Errorf("%w: %s: sent twice", ErrCorrupt, cur.name))
 			default:
 				c.Files[cur.name] = data
 			}
@@ -159,21 +216,48 @@ func Decode(r io.Reader) (*Capture, error) {
 				cur.body.WriteString(line)
 			}
 		case strings.Contains(line, exitTag+" code="):
-			rest := line[strings.Index(line, exitTag+" code=")+len(exitTag+" code="):]
-			code, err := strconv.Atoi(strings.TrimSpace(rest))
-			if err != nil {
-				c.Problems = append(c.Problems, fmt.Errorf("%w: exit line %q", ErrCorrupt, line))
-				continue
+			if err := c.exitLine(line[strings.Index(line, exitTag+" code=")+len(exitTag+" "):]); err != nil {
+				c.Problems = append(c.Problems, fmt.Errorf("%w: exit line %q: %v", ErrCorrupt, line, err))
 			}
-			c.Exit, c.HaveExit = code, true
 		case strings.Contains(line, guestErrorTag+" "):
 			c.GuestErrors = append(c.GuestErrors, strings.TrimSpace(line[strings.Index(line, guestErrorTag)+len(guestErrorTag):]))
 		}
 	}
 	if cur != nil {
-		c.Problems = append(c.Problems, fmt.Errorf("%w: %s: no end marker", ErrTruncated, cur.name))
+		damaged(cur.name, fmt.Errorf("%w: %s: no end marker", ErrTruncated, cur.name))
 	}
 	return c, sc.Err()
+}
+
+// exitLine reads "code=N" and, from a guest that sends one, the manifest
+// "frames=a,b".
+func (c *Capture) exitLine(fields string) error {
+	var code int
+	var sent []string
+	manifest := false
+	for _, f := range strings.Fields(fields) {
+		k, v, _ := strings.Cut(f, "=")
+		switch k {
+		case "code":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return err
+			}
+			code = n
+		case "frames":
+			manifest = true
+			if v != "" {
+				sent = strings.Split(v, ",")
+			}
+		default:
+			return fmt.Errorf("unknown field %q", f)
+		}
+	}
+	if !strings.HasPrefix(fields, "code=") {
+		return fmt.Errorf("no code")
+	}
+	c.Exit, c.HaveExit, c.Sent, c.HaveManifest = code, true, sent, manifest
+	return nil
 }
 
 func parseBegin(line string) (*openFrame, error) {

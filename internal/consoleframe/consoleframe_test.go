@@ -18,7 +18,7 @@ func encode(t *testing.T, files map[string][]byte, exit int) string {
 			t.Fatal(err)
 		}
 	}
-	if err := WriteExit(&b, exit); err != nil {
+	if err := WriteExit(&b, exit, nil); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
@@ -133,7 +133,7 @@ func TestGuestError(t *testing.T) {
 func FuzzDecode(f *testing.F) {
 	var b bytes.Buffer
 	Write(&b, "r", []byte("hello"))
-	WriteExit(&b, 0)
+	WriteExit(&b, 0, nil)
 	f.Add(b.String())
 	f.Add("SMCT-FRAME-BEGIN name=x size=3 sha256=00\nAAAA\nSMCT-FRAME-END name=x\n")
 	f.Fuzz(func(t *testing.T, log string) {

@@ -43,19 +43,25 @@ func Results(ctx context.Context, rn *qemutest.Runner, o qemutest.Options, logFi
 	if err != nil {
 		return res, l, err
 	}
-	if why := l.Failed(); why != "" {
-		return res, l, noVerdict(nil, "%s", why)
-	}
+	why := l.Failed()
 	if desc == nil {
 		what := "no boot of the job reached the suite's init"
 		if len(boots) == 0 {
 			what = "the job made no boot: its log has no console"
 		}
+		if why != "" {
+			what = why + "; " + what
+		}
 		return res, l, noVerdict(nil, "%s (%s)", what, logFile)
 	}
 	res.Machine = l.machine(desc.Job, logFile)
 	o.Request = desc.Request
-	res, err = rn.Collect(ctx, o, res, boots)
+	// A job LAVA ended early, or a log cut short, still holds whole boots:
+	// they are judged, the boots it lacks are not.
+	res, err = rn.Collect(ctx, o, res, boots, why)
+	if err == nil && why != "" && len(res.Unjudged) == 0 {
+		res.Unjudged = append(res.Unjudged, results.BootNote{Note: why})
+	}
 	return res, l, err
 }
 

@@ -176,28 +176,35 @@ func TestResultsOfABootThatDied(t *testing.T) {
 	}
 }
 
-// A job that gives no verdict says why, and never passes.
+// A job that gives no verdict says why, and never passes: a job LAVA
+// ended early, or whose log is cut, judges the boots it holds whole and
+// names what it lacks.
 func TestResultsWithoutVerdict(t *testing.T) {
 	ok := []fakeBoot{{name: "default", specs: []fakeSpec{pass("BASE-ONOFF-01"), pass("SM-RESET-01")}}}
 	for _, tc := range []struct {
-		name  string
-		boots []fakeBoot
-		end   string
-		want  string
+		name     string
+		boots    []fakeBoot
+		end      string
+		want     string
+		wholeRun bool // no boot to judge: the run has no verdict at all
 	}{
-		{"infrastructure error", ok, "infra", "the LAVA job ended in Infrastructure error"},
-		{"log cut", ok, "cut", "LAVA's log ends before the job did"},
-		{"never booted", nil, "pass", "the job made no boot"},
-		{"default boot died", []fakeBoot{{name: "default", panic: true}}, "pass", "no boot of the job reached the suite's init"},
-		{"default boot hung", []fakeBoot{{name: "default", hang: true, specs: ok[0].specs}}, "pass", "did not power off"},
+		{"infrastructure error", ok, "infra", "NO VERDICT: the LAVA job ended in Infrastructure error", false},
+		{"log cut", ok, "cut", "NO VERDICT: LAVA's log ends before the job did", false},
+		{"never booted", nil, "pass", "the job made no boot", true},
+		{"default boot died", []fakeBoot{{name: "default", panic: true}}, "pass", "no boot of the job reached the suite's init", true},
+		{"default boot hung", []fakeBoot{{name: "default", hang: true, specs: ok[0].specs}}, "pass", "NO VERDICT: boot default cannot be judged: the guest did not power off", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, _, err := judge(t, testDescription(""), tc.boots, tc.end)
 			var infra *qemutest.InfraError
-			if !errors.As(err, &infra) || !strings.Contains(err.Error(), tc.want) {
+			switch {
+			case tc.wholeRun && (!errors.As(err, &infra) || !strings.Contains(err.Error(), tc.want)):
 				t.Fatalf("err %v, want no verdict: %q", err, tc.want)
+			case tc.wholeRun:
+				res.NoVerdict = err.Error()
+			case err != nil || !strings.HasPrefix(res.Verdict(), tc.want):
+				t.Fatalf("err %v, verdict %q; want %q", err, res.Verdict(), tc.want)
 			}
-			res.NoVerdict = err.Error()
 			if res.ExitCode() != 2 {
 				t.Errorf("exit %d, want 2", res.ExitCode())
 			}

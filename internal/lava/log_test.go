@@ -106,7 +106,7 @@ func (fb fakeBoot) console(t *testing.T, desc []byte) string {
 	if !r.SuiteSucceeded {
 		code = 1
 	}
-	consoleframe.WriteExit(&b, code)
+	consoleframe.WriteExit(&b, code, nil)
 	return b.String()
 }
 

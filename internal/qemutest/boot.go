@@ -39,12 +39,14 @@ func (r *run) bootOnce(ctx context.Context, plan contract.BootPlan, filter strin
 	if how := deathOf(res); how != "" {
 		return nil, res, console, &BootDied{Boot: plan.Name, Params: plan.Append, How: how, Console: console}
 	}
-	c, err := Judge(console, filepath.Join(dir, "console.log"), res)
+	c, err := Judge(console, filepath.Join(dir, "console.log"), plan.Name, res)
 	if c != nil {
-		err = errors.Join(err, keepFiles(dir, c.Files))
+		if werr := keepFiles(dir, c.Files); werr != nil {
+			return c, res, console, werr
+		}
 	}
 	if err != nil {
-		return c, res, console, failed("boot "+plan.Name, err)
+		return c, res, console, &Unjudged{Boot: plan.Name, Err: err}
 	}
 	for i := range c.Reports {
 		for j := range c.Reports[i].SpecReports {

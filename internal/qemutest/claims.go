@@ -118,7 +118,7 @@ func readSample(console []byte, log string, boot *qemu.Result) (map[string][]byt
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading %s: %v", log, err)
 	}
-	if err := untrusted(c, boot, log, claims.SampleFile); err != nil {
+	if err := untrusted(c, boot, log, "claims", claims.SampleFile); err != nil {
 		return c.Files, nil, err
 	}
 	if c.Exit != 0 {

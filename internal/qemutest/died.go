@@ -4,6 +4,7 @@ package qemutest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -49,6 +50,19 @@ func (d *BootDied) Error() string {
 	}
 	return b.String()
 }
+
+// Unjudged is a boot whose specs cannot be judged: what its console
+// carried is missing or damaged, or it was not made where the run was
+// (a LAVA job that has no console of it). Its specs are UNRESOLVED,
+// naming why; the other boots' verdicts stand.
+type Unjudged struct {
+	Boot string
+	Err  error
+}
+
+func (u *Unjudged) Error() string { return u.Err.Error() }
+
+func (u *Unjudged) Unwrap() error { return u.Err }
 
 // deathOf says how a boot died before its suite could report, or "" when
 // its kernel reached the suite and the frames must be judged.
@@ -136,13 +150,19 @@ var controlPlan = contract.BootPlan{Name: "control", Labels: "BASE-TRACEFS-01"}
 // controlBoot makes the control boot after died, when no boot without
 // parameters has been made yet. Its result is not reported, only whether
 // the kernel reached the suite: if it did not, nothing can be blamed on
-// the parameter and the run has no verdict.
+// the parameter and the dead boot's specs cannot be judged (an
+// *Unjudged error); an error of this machine is an *InfraError.
 func (r *run) controlBoot(ctx context.Context, died *BootDied) error {
 	_, boot, console, err := r.bootOnce(ctx, controlPlan, controlPlan.Labels, nil, r.o.Progress)
 	r.sawConsole(console)
 	r.res.Boots = append(r.res.Boots, results.BootResult{Plan: controlPlan, Boot: boot, Control: true})
-	if err != nil {
-		return infra("%v; and a control boot without its parameters failed too: %w", died, err)
+	var died2 *BootDied
+	var unjudged *Unjudged
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() == nil && (errors.As(err, &died2) || errors.As(err, &unjudged)):
+		return &Unjudged{Boot: died.Boot, Err: fmt.Errorf("%v; and a control boot without its parameters failed too: %w", died, err)}
 	}
-	return nil
+	return infra("%v; and a control boot without its parameters failed too: %w", died, err)
 }

@@ -5,6 +5,7 @@ package qemutest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -99,14 +100,15 @@ type Recorded struct {
 // judges its own, and returns its result: res is what the run's maker
 // knew (its directory made, its request, its kernel and what it requires),
 // boots the record of each boot by its plan's name. A boot of the plans
-// that is not in boots leaves the run without a verdict.
-func (rn *Runner) Collect(ctx context.Context, o Options, res *results.Result, boots map[string]Recorded) (*results.Result, error) {
+// that is not in boots cannot be judged: unrecorded says why it is not
+// ("" when nothing does), and the other boots' verdicts stand.
+func (rn *Runner) Collect(ctx context.Context, o Options, res *results.Result, boots map[string]Recorded, unrecorded string) (*results.Result, error) {
 	o.Lanes, o.Echo = 1, nil
 	r := &run{o: o, res: res, console: results.NewConsole(res.Dir)}
 	r.booter = func(_ context.Context, plan contract.BootPlan, _ string, _ *selftestSetup, dir string, _ *progress.Reporter) (*qemu.Result, []byte, error) {
 		b, ok := boots[plan.Name]
 		if !ok {
-			return nil, nil, infra("boot %s was not made: the record has no console of it", plan.Name)
+			return nil, nil, &Unjudged{Boot: plan.Name, Err: noRecord(plan.Name, unrecorded)}
 		}
 		// For the reader, as a boot made here leaves them.
 		err := errors.Join(os.WriteFile(filepath.Join(dir, "console.log"), b.Console, 0o644),
@@ -139,4 +141,12 @@ func (rn *Runner) Collect(ctx context.Context, o Options, res *results.Result, b
 		return res, err
 	}
 	return r.finish()
+}
+
+// noRecord is why a boot made elsewhere has no record.
+func noRecord(boot, why string) error {
+	if why == "" {
+		return fmt.Errorf("the run's record has no console of boot %s", boot)
+	}
+	return fmt.Errorf("the run's record has no console of boot %s: %s", boot, why)
 }

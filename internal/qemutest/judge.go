@@ -6,8 +6,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
@@ -26,6 +29,9 @@ import (
 type Carried struct {
 	Files   map[string][]byte
 	Reports []types.Report
+	// Lost says, for each frame the guest sent that did not arrive whole
+	// and that the verdict does not rest on, what became of it.
+	Lost []string
 }
 
 // KernelLog is the guest's kernel log, and whether it arrived at all.
@@ -36,29 +42,36 @@ func (c *Carried) KernelLog() ([]byte, bool) {
 
 // Judge reads the frames the guest wrote on a boot's console (kept in the
 // file log, which messages name) and decides whether they can be trusted;
-// only then are there reports. boot is how QEMU ended. The frames come
-// back even when the reports cannot be trusted, for the reader.
-func Judge(console []byte, log string, boot *qemu.Result) (*Carried, error) {
+// only then are there reports. boot is how QEMU ended, name the boot. The
+// frames come back even when the reports cannot be trusted, for the
+// reader. An error is why this boot's specs cannot be judged: each of its
+// frames has a checksum, so damage elsewhere on its console (a lost
+// capture, a cut kernel log) leaves an intact report trusted, and is
+// named in Lost.
+func Judge(console []byte, log, name string, boot *qemu.Result) (*Carried, error) {
 	c, err := consoleframe.Decode(bytes.NewReader(console))
 	if err != nil {
-		return nil, failed("reading "+log, err)
+		return nil, fmt.Errorf("reading %s: %w", log, err)
 	}
 	out := &Carried{Files: c.Files}
-	if err := untrusted(c, boot, log, "report.json"); err != nil {
-		return out, &InfraError{Err: err}
+	if err := untrusted(c, boot, log, name, "report.json"); err != nil {
+		return out, err
 	}
 	reports, err := report.Parse(c.Files["report.json"])
 	if err != nil {
-		return out, failed("reading the guest's report", err)
+		return out, fmt.Errorf("reading the guest's report: %w", err)
 	}
 	s := report.Summarize(contract.DefaultBoot, reports) // the boot's name matters not here
 	switch {
 	case len(s.SuiteProblems) > 0:
-		return out, infra("suite: %s", s.SuiteProblems[0])
+		return out, fmt.Errorf("suite: %s", s.SuiteProblems[0])
 	case len(s.Specs) == 0:
-		return out, infra("no spec ran: check LABELS")
+		return out, fmt.Errorf("no spec ran: check LABELS")
 	case (c.Exit == 0) != s.Succeeded:
-		return out, infra("suite exit code %d disagrees with its report (succeeded=%v)", c.Exit, s.Succeeded)
+		return out, fmt.Errorf("suite exit code %d disagrees with its report (succeeded=%v)", c.Exit, s.Succeeded)
+	}
+	for _, f := range c.Lost() {
+		out.Lost = append(out.Lost, f+" "+c.Missing(f))
 	}
 	out.Reports = reports
 	return out, nil
@@ -82,21 +95,34 @@ func keepFiles(dir string, files map[string][]byte) error {
 }
 
 // untrusted says why what a boot's console carried cannot be trusted, or
-// nil: the kernel panicked or hung, the guest reported an error, a frame
-// is damaged, or the file the boot exists for (want) or its exit code
-// never came.
-func untrusted(c *consoleframe.Capture, boot *qemu.Result, log, want string) error {
+// nil: the kernel panicked or hung, the guest reported an error, or the
+// file the boot exists for (want) or the exit line did not arrive whole.
+// It names what did arrive: a lost frame is not a boot that never ran.
+func untrusted(c *consoleframe.Capture, boot *qemu.Result, log, name, want string) error {
 	switch {
 	case boot.Panic != "":
-		return fmt.Errorf("guest kernel panicked: %s (see %s)", boot.Panic, log)
+		return fmt.Errorf("the kernel panicked: %s (see %s)", boot.Panic, log)
 	case boot.TimedOut:
-		return fmt.Errorf("guest did not power off within %s: hung? (see %s)", boot.Duration.Round(time.Second), log)
+		return fmt.Errorf("the guest did not power off within %s: hung? (see %s)", boot.Duration.Round(time.Second), log)
 	case len(c.GuestErrors) > 0:
-		return fmt.Errorf("guest: %s (see %s)", c.GuestErrors[0], log)
-	case len(c.Problems) > 0:
-		return fmt.Errorf("result from the guest is damaged: %v (see %s)", c.Problems[0], log)
-	case c.Files[want] == nil || !c.HaveExit:
-		return fmt.Errorf("guest sent no complete result: did its init run? (see %s)", log)
+		return fmt.Errorf("the guest: %s (see %s)", c.GuestErrors[0], log)
+	case c.Files[want] == nil:
+		return fmt.Errorf("%s of boot %s %s; %s (see %s)", want, name, c.Missing(want), arrived(c), log)
+	case !c.HaveExit:
+		return fmt.Errorf("the exit line of boot %s did not arrive: the guest did not finish, or its end was cut; %s (see %s)", name, arrived(c), log)
 	}
 	return nil
+}
+
+// arrived says which of a boot's frames arrived whole, and whether its
+// exit line did: whether its init ran, and how far.
+func arrived(c *consoleframe.Capture) string {
+	names := slices.Sorted(maps.Keys(c.Files))
+	if c.HaveExit {
+		names = append(names, "the exit line")
+	}
+	if len(names) == 0 {
+		return "nothing of the guest's arrived: did its init run?"
+	}
+	return "its init ran: " + strings.Join(names, ", ") + " arrived"
 }

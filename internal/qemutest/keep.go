@@ -89,11 +89,16 @@ func featureAbsent(reports []types.Report) string {
 	return ""
 }
 
-// keep adds what a boot said to the run, in plan order.
+// keep adds what a boot said to the run, in plan order. A boot whose
+// specs cannot be judged leaves them UNRESOLVED and the others standing;
+// only a problem of this machine (or the run being stopped) ends the run.
 func (r *run) keep(ctx context.Context, m *made) error {
 	res, plan := r.res, m.plan
+	var died *BootDied
+	var unjudged *Unjudged
+	perBoot := errors.As(m.err, &died) || errors.As(m.err, &unjudged)
 	switch {
-	case m.err != nil && m.br.Boot == nil && m.br.Skipped == "" && !errors.As(m.err, new(*BootDied)):
+	case m.err != nil && m.br.Boot == nil && m.br.Skipped == "" && !perBoot:
 		if len(m.chosen) == 0 {
 			return m.err // the label filter
 		}
@@ -116,20 +121,31 @@ func (r *run) keep(ctx context.Context, m *made) error {
 			// Nothing says this kernel logged no warning: not clean.
 			res.KernelLogs = append(res.KernelLogs, results.KernelLog{Boot: plan.Name, Missing: true})
 		}
+		for _, l := range m.carried.Lost {
+			res.Lost = append(res.Lost, results.BootNote{Boot: plan.Name, Note: l})
+		}
 	}
 	res.Boots = append(res.Boots, m.br)
-	var died *BootDied
-	if errors.As(m.err, &died) && len(plan.Append) > 0 {
+	if died != nil && len(plan.Append) > 0 && ctx.Err() == nil {
 		// The kernel died on the parameter this boot exists to test: a
 		// failure of its specs, once a boot without the parameter shows
 		// that the kernel itself comes up.
 		if !r.bootsUp {
-			if err := r.controlBoot(ctx, died); err != nil {
+			err := r.controlBoot(ctx, died)
+			if errors.As(err, &unjudged) {
+				r.unjudged(plan, m.chosen, err)
+				return nil
+			}
+			if err != nil {
 				return err
 			}
 			r.bootsUp = true
 		}
 		r.add(plan, failedAs(plan, m.chosen, died.Error()))
+		return nil
+	}
+	if perBoot && ctx.Err() == nil {
+		r.unjudged(plan, m.chosen, m.err)
 		return nil
 	}
 	if m.err != nil {
@@ -146,6 +162,13 @@ func (r *run) keep(ctx context.Context, m *made) error {
 	}
 	r.add(plan, m.carried.Reports...)
 	return nil
+}
+
+// unjudged keeps a boot whose specs cannot be judged: each is UNRESOLVED,
+// naming the boot and why.
+func (r *run) unjudged(plan contract.BootPlan, specs types.SpecReports, why error) {
+	r.res.Unjudged = append(r.res.Unjudged, results.BootNote{Boot: plan.Name, Note: why.Error()})
+	r.add(plan, unresolvedAs(plan, specs, "boot "+plan.Name+" cannot be judged: "+why.Error()))
 }
 
 // add keeps the reports of a plan's boot: Ginkgo's, for report.json, and

@@ -5,6 +5,7 @@ package qemutest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -33,7 +34,7 @@ func recorded(t *testing.T, state types.SpecState, dmesg string) string {
 	if state == types.SpecStateFailed {
 		exit = 1
 	}
-	consoleframe.WriteExit(&b, exit)
+	consoleframe.WriteExit(&b, exit, nil)
 	b.WriteString("[    2.870650] reboot: Power down\r\n")
 	return b.String()
 }
@@ -126,5 +127,98 @@ func TestBootFileNotWrittenIsNoVerdict(t *testing.T) {
 	var ie *InfraError
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), filepath.Join("default", guest.KernelLogFile)) {
 		t.Fatalf("err %v, want no verdict naming boots/default/dmesg.txt", err)
+	}
+}
+
+// bootReport is the report.json of a boot that ran one spec of id in
+// state.
+func bootReport(t *testing.T, id string, state types.SpecState) []byte {
+	t.Helper()
+	r := types.Report{SuiteSucceeded: state != types.SpecStateFailed, SpecReports: types.SpecReports{{
+		LeafNodeType: types.NodeTypeIt, LeafNodeText: "[" + id + "] holds", State: state,
+		LeafNodeLabels: []string{id}, Failure: types.Failure{Message: id + " broken"},
+	}}}
+	b, err := json.Marshal([]types.Report{r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// bootConsole is a boot's console as the init writes it, manifest and all.
+func bootConsole(t *testing.T, id string, state types.SpecState) string {
+	var b bytes.Buffer
+	frames := &consoleframe.Sender{W: &b}
+	frames.Write("report.json", bootReport(t, id, state))
+	frames.Write("stack_map_bin", []byte("captured"))
+	frames.Write(guest.KernelLogFile, []byte("<6>[    1.0] clean\n"))
+	exit := 0
+	if state == types.SpecStateFailed {
+		exit = 1
+	}
+	consoleframe.WriteExit(&b, exit, frames.Sent)
+	return b.String()
+}
+
+// Each boot's results stand on their own: a boot whose console lost a
+// frame the verdict rests on (or that is missing) leaves its specs
+// UNRESOLVED, naming the boot and the frame; an intact failure elsewhere
+// still fails the run; a lost capture is named, and judges nothing.
+func TestEachBootStandsOnItsOwn(t *testing.T) {
+	fail, pass := bootConsole(t, "BASE-ONOFF-01", types.SpecStateFailed), bootConsole(t, "BASE-ONOFF-01", types.SpecStatePassed)
+	bits := bootConsole(t, "SM-BOOT-02", types.SpecStatePassed)
+	for _, tc := range []struct {
+		name          string
+		boots         map[string]string // console by boot; a boot left out has none
+		code          int
+		verdict, spec string // the verdict's start; what the bits-12 spec says
+	}{
+		{"all intact, a failure", map[string]string{"default": fail, "bits-12": bits}, 1, "FAIL", "PASS"},
+		{"all intact, passing", map[string]string{"default": pass, "bits-12": bits}, 0, "ok", "PASS"},
+		{"another boot's report lost, a failure", map[string]string{"default": fail, "bits-12": dropFrame(bits, "report.json")}, 1,
+			"FAIL (and could not judge bits-12)", "UNRESOLVED boot bits-12 cannot be judged: report.json of boot bits-12 did not arrive; the guest sent it (its exit line lists it); its init ran: dmesg.txt, stack_map_bin, the exit line arrived"},
+		{"another boot's report damaged, passing", map[string]string{"default": pass, "bits-12": strings.Replace(bits, "SMCT-FRAME-BEGIN name=report.json size=", "SMCT-FRAME-BEGIN name=report.json size=9", 1)}, 2,
+			"NO VERDICT: boot bits-12 cannot be judged: report.json of boot bits-12 arrived damaged", "UNRESOLVED"},
+		{"another boot not recorded, a failure", map[string]string{"default": fail}, 1,
+			"FAIL (and could not judge bits-12)", "UNRESOLVED boot bits-12 cannot be judged: the run's record has no console of boot bits-12"},
+		{"a capture lost, passing", map[string]string{"default": pass, "bits-12": dropFrame(bits, "stack_map_bin")}, 0, "ok", "PASS"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := results.Request{Arch: arch.MustLookup("arm64")}
+			r := &run{o: Options{Request: req, Boots: []string{contract.DefaultBoot, "bits-12"}, Lanes: 1, Progress: progress.Discard()},
+				res: &results.Result{Request: req, Dir: t.TempDir()}, console: results.NewConsole(t.TempDir()),
+				specs: types.SpecReports{
+					{LeafNodeType: types.NodeTypeIt, LeafNodeText: "[BASE-ONOFF-01] holds", LeafNodeLabels: []string{"BASE-ONOFF-01"}},
+					{LeafNodeType: types.NodeTypeIt, LeafNodeText: "[SM-BOOT-02] holds", LeafNodeLabels: []string{"SM-BOOT-02", contract.LabelNeedsBoot}}}}
+			r.booter = func(_ context.Context, plan contract.BootPlan, _ string, _ *selftestSetup, _ string, _ *progress.Reporter) (*qemu.Result, []byte, error) {
+				c, ok := tc.boots[plan.Name]
+				if !ok {
+					return nil, nil, &Unjudged{Boot: plan.Name, Err: noRecord(plan.Name, "")}
+				}
+				return &qemu.Result{Reached: true}, []byte(c), nil
+			}
+			if err := r.bootAll(context.Background(), r.o.plans()); err != nil {
+				t.Fatal(err)
+			}
+			res, err := r.finish()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.ExitCode() != tc.code || !strings.HasPrefix(res.Verdict(), tc.verdict) {
+				t.Errorf("exit %d, verdict %q; want %d, %q", res.ExitCode(), res.Verdict(), tc.code, tc.verdict)
+			}
+			var got string
+			for _, sp := range res.Summary.Specs {
+				if sp.Boot == "bits-12" {
+					got = strings.TrimSpace(string(sp.Class) + " " + sp.Message)
+				}
+			}
+			if !strings.HasPrefix(got, tc.spec) {
+				t.Errorf("bits-12's spec: %q, want %q", got, tc.spec)
+			}
+			if tc.name == "a capture lost, passing" && (len(res.Lost) != 1 || !strings.Contains(res.Lost[0].Note, "stack_map_bin did not arrive; the guest sent it")) {
+				t.Errorf("lost frames %q, want stack_map_bin named", res.Lost)
+			}
+		})
 	}
 }

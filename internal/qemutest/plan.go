@@ -75,6 +75,21 @@ func failedAs(plan contract.BootPlan, specs types.SpecReports, reason string) ty
 	return r
 }
 
+// unresolvedAs turns specs that plan's boot ran, or would have run, into
+// UNRESOLVED results with the reason: nothing the boot brought back can
+// judge them.
+func unresolvedAs(plan contract.BootPlan, specs types.SpecReports, reason string) types.Report {
+	r := types.Report{SuiteDescription: "boot " + plan.Name + " not judged", SuiteSucceeded: false}
+	for _, s := range specs {
+		s.State = types.SpecStateFailed
+		s.Failure = types.Failure{Message: reason}
+		s.ReportEntries = types.ReportEntries{contract.Mark(contract.Unresolved)}
+		s.ContainerHierarchyTexts = plan.Prefixed(s.ContainerHierarchyTexts)
+		r.SpecReports = append(r.SpecReports, s)
+	}
+	return r
+}
+
 // plans are the boot plans this run may make: those -boots names (all when
 // it names none), opt-in ones only when LABELS= asks for them.
 func (o Options) plans() []contract.BootPlan {

@@ -8,6 +8,9 @@
 package results
 
 import (
+	"cmp"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
@@ -17,6 +20,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/korigin"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
+	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
 
@@ -72,6 +76,15 @@ type Result struct {
 	// and a boot whose kernel log never arrived leaves its check
 	// UNRESOLVED.
 	KernelLogs []KernelLog
+	// Unjudged are the boots whose specs could not be judged, and why,
+	// in plan order: what they brought back was missing or damaged, or
+	// their kernel died. Their specs are UNRESOLVED; every other boot's
+	// verdicts stand, and a failure among them fails the run.
+	Unjudged []BootNote
+	// Lost are the frames of judged boots that did not arrive whole and
+	// that no verdict rests on (a capture, the selftests' logs), each
+	// named with what became of it.
+	Lost []BootNote
 	// Selftests are the verdicts of the tree's own ftracetest, when asked
 	// for; SelftestsNote says why there are none, or what went wrong.
 	Selftests     []ftracetest.Case
@@ -105,6 +118,20 @@ type KernelLog struct {
 	// Missing says the guest's kernel log did not arrive: nothing says
 	// the kernel logged no warning, so the boot is not clean.
 	Missing bool
+}
+
+// BootNote is something said of one boot of the run, or of the run as a
+// whole when Boot is "".
+type BootNote struct {
+	Boot, Note string
+}
+
+// Unjudged says, on one line, what of the run could not be judged.
+func (n BootNote) Unjudged() string {
+	if n.Boot == "" {
+		return textlines.First(n.Note)
+	}
+	return "boot " + n.Boot + " cannot be judged: " + textlines.First(n.Note)
 }
 
 // KernelLogMissing is why a boot's kernel-log test is UNRESOLVED.
@@ -189,7 +216,7 @@ func (r *Result) ExitCode() int {
 		return code
 	case r.kernelLogs(contract.Fail) > 0 || r.Decoder != nil && !r.Decoder.Agrees():
 		return 1
-	case r.kernelLogs(contract.Unresolved) > 0:
+	case r.kernelLogs(contract.Unresolved) > 0 || len(r.Unjudged) > 0:
 		return 2
 	}
 	return 0
@@ -201,6 +228,10 @@ func (r *Result) Verdict() string {
 	switch {
 	case r.NoVerdict != "":
 		return "NO VERDICT: " + r.NoVerdict
+	case r.ExitCode() == 2 && len(r.Unjudged) > 0 && len(r.Summary.SuiteProblems) == 0:
+		return "NO VERDICT: " + r.Unjudged[0].Unjudged()
+	case r.Summary.ExitCode() == 1 && len(r.Unjudged) > 0:
+		return r.Summary.Verdict(r.RequiredWhy) + unjudgedToo(r.Unjudged)
 	case r.ExitCode() == 0 || r.Summary.ExitCode() != 0:
 		return r.Summary.Verdict(r.RequiredWhy)
 	case r.ExitCode() == 2:
@@ -209,6 +240,16 @@ func (r *Result) Verdict() string {
 		return "FAIL: the tree's " + dumpcheck.Tool + " disagrees with the kernel's export"
 	}
 	return "FAIL: the kernel logged problems"
+}
+
+// unjudgedToo is what a failing run's verdict adds when some of its boots
+// could not be judged: their specs may have failed too.
+func unjudgedToo(boots []BootNote) string {
+	names := make([]string, len(boots))
+	for i, b := range boots {
+		names[i] = cmp.Or(b.Boot, "the run: "+textlines.First(b.Note))
+	}
+	return fmt.Sprintf(" (and could not judge %s)", strings.Join(names, ", "))
 }
 
 // NoSpecSelected is why a boot whose specs the label filter left out was

@@ -279,9 +279,8 @@ func TestInitThatCannotRunIsNoVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = qemutest.Judge(console, filepath.Join(dir, "console.log"), boot)
-	var ie *qemutest.InfraError
-	if !errors.As(err, &ie) || !strings.Contains(ie.Error(), "No working init found") {
+	_, err = qemutest.Judge(console, filepath.Join(dir, "console.log"), "default", boot)
+	if err == nil || !strings.Contains(err.Error(), "No working init found") {
 		t.Fatalf("Judge() = %v, want a panic naming 'No working init found'", err)
 	}
 }
