@@ -44,6 +44,9 @@ var (
 	// requireFeature fails the specs that find the feature absent when it
 	// is RequireStackmap, as REQUIRE=stackmap does on the host.
 	requireFeature report.Require
+	// verdictPath is -smct.verdict-file: where the run's exit status in
+	// smct's convention goes when it ends, for the guest's init.
+	verdictPath string
 )
 
 func registerReportFlags(fs *flag.FlagSet) {
@@ -53,6 +56,7 @@ func registerReportFlags(fs *flag.FlagSet) {
 	fs.StringVar(&bootName, "smct.boot", contract.DefaultBoot, "name the specs <boot>.<ID> after this boot in the reports")
 	fs.BoolVar(&caseLines, "smct.case-lines", false, "print '"+consoleframe.CaseTag+" <name> <class>' for each spec as it ends, for a runner that reads the console")
 	fs.StringVar(&selectedReportPath, "smct.json-report", "", "write Ginkgo's JSON report to this file when the run ends, without the specs the label filter left out: under emulation a boot that runs two specs of fifty writes and sends a tenth of -ginkgo.json-report's")
+	fs.StringVar(&verdictPath, "smct.verdict-file", "", "write the specs' verdict as an exit status (0 ok, 1 failed, 2 no verdict) to this file when the run ends")
 	fs.Var(&requireFeature, "smct.require", "stackmap: a stackmap spec that finds the feature absent fails, as REQUIRE=stackmap does; none: it is UNSUPPORTED")
 }
 
@@ -142,6 +146,11 @@ func selectedOnly(r Report) Report {
 var _ = ReportAfterSuite("live reports", func(r Report) {
 	s := summarize(r)
 	summary = &s
+	if verdictPath != "" {
+		if err := os.WriteFile(verdictPath, fmt.Appendf(nil, "%d\n", s.ExitCode()), 0o644); err != nil {
+			fmt.Fprintf(os.Stderr, "writing the verdict: %v\n", err)
+		}
+	}
 	if ktapPath == "" && junitPath == "" {
 		return
 	}

@@ -72,7 +72,17 @@ type RunConfig struct {
 	// elsewhere (a LAVA job) keeps only the console, so the run's
 	// description travels in it.
 	Job json.RawMessage `json:"job,omitempty"`
+	// CaseBoot, when set, asks the init for case lines of its own, named
+	// after this boot, for a runner that reads results off the console (a
+	// LAVA job): the boot's kernel-log check and its verdict, which no
+	// spec's line gives.
+	CaseBoot string `json:"case_boot,omitempty"`
 }
+
+// VerdictFile is where the suite writes its specs' verdict as an exit
+// status (0, 1, or 2 without one) when the init asks (-smct.verdict-file):
+// the init's verdict case line reads it.
+const VerdictFile = "/tmp/smct-verdict"
 
 // ReadRunConfig reads the run configuration the host appended to the initramfs.
 func ReadRunConfig(path string) (RunConfig, error) {

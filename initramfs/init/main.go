@@ -26,6 +26,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	"github.com/ftrace-stackmap/conformance/internal/consoleframe"
+	"github.com/ftrace-stackmap/conformance/internal/kernellog"
 )
 
 // The filesystems the suite needs, mounted in this order.
@@ -61,8 +62,10 @@ func main() {
 	log.SetFlags(0)
 
 	frames := &consoleframe.Sender{W: console}
-	code, err := run(console, frames)
+	cases := &ownCases{w: console}
+	code, err := run(console, frames, cases)
 	if err != nil {
+		cases.write("verdict", "UNRESOLVED")
 		consoleframe.WriteGuestError(console, err.Error())
 	} else {
 		consoleframe.WriteExit(console, code, frames.Sent)
@@ -74,7 +77,7 @@ func main() {
 	powerOff()
 }
 
-func run(console *os.File, frames *consoleframe.Sender) (int, error) {
+func run(console *os.File, frames *consoleframe.Sender, cases *ownCases) (int, error) {
 	if err := mountAll(); err != nil {
 		return 0, err
 	}
@@ -91,6 +94,7 @@ func run(console *os.File, frames *consoleframe.Sender) (int, error) {
 	if cfg.Shell {
 		return 0, shell(console, cfg)
 	}
+	cases.boot = cfg.CaseBoot
 	if len(cfg.Job) > 0 {
 		if err := frames.Write(guest.JobFile, cfg.Job); err != nil {
 			return 0, err
@@ -100,6 +104,9 @@ func run(console *os.File, frames *consoleframe.Sender) (int, error) {
 	defer cancel()
 	// The machine powers off after the run: nothing need be put back.
 	args := append([]string{"-smct.json-report=" + reportPath, "-smct.throwaway"}, cfg.Args...)
+	if cases.boot != "" {
+		args = append(args, "-smct.verdict-file="+guest.VerdictFile)
+	}
 	cmd := exec.CommandContext(ctx, guest.SuitePath, args...)
 	cmd.Stdout, cmd.Stderr = console, console
 	cmd.Dir = "/tmp"
@@ -155,10 +162,53 @@ func run(console *os.File, frames *consoleframe.Sender) (int, error) {
 		}
 	}
 	guest.Mark(guest.StageFramed)
-	if err := frames.Write(guest.KernelLogFile, kernelLog()); err != nil {
+	dmesg, err := kernelLog()
+	if err != nil {
+		dmesg = fmt.Appendf(nil, "cannot read the kernel log: %v\n", err)
+	}
+	if err := frames.Write(guest.KernelLogFile, dmesg); err != nil {
 		return 0, err
 	}
+	cases.end(err, dmesg)
 	return code, nil
+}
+
+// ownCases are the init's own case lines, for a runner that reads results
+// off the console: none unless the run configuration names the boot.
+type ownCases struct {
+	w    *os.File
+	boot string
+}
+
+func (c *ownCases) write(name, class string) {
+	if c.boot != "" {
+		consoleframe.WriteCase(c.w, c.boot+"."+name, class)
+	}
+}
+
+// end writes the boot's kernel-log check, as the host makes it, and its
+// verdict: the specs' (the suite's verdict file), failed by a kernel that
+// logged trouble, and none when the log could not be read.
+func (c *ownCases) end(logErr error, dmesg []byte) {
+	logClass := "PASS"
+	switch {
+	case logErr != nil:
+		logClass = "UNRESOLVED"
+	case len(kernellog.Problems(dmesg)) > 0:
+		logClass = "FAIL"
+	}
+	c.write("kernel-log", logClass)
+	verdict := "UNRESOLVED"
+	switch b, _ := os.ReadFile(guest.VerdictFile); strings.TrimSpace(string(b)) {
+	case "0":
+		verdict = "PASS"
+	case "1":
+		verdict = "FAIL"
+	}
+	if verdict == "PASS" {
+		verdict = logClass
+	}
+	c.write("verdict", verdict)
 }
 
 // runFtracetest runs the kernel tree's own ftracetest on the given tests
@@ -230,13 +280,13 @@ func setConsoleLogLevel(level int) error {
 	return nil
 }
 
-func kernelLog() []byte {
+func kernelLog() ([]byte, error) {
 	buf := make([]byte, 1<<20)
 	n, err := unix.Klogctl(unix.SYSLOG_ACTION_READ_ALL, buf)
 	if err != nil {
-		return fmt.Appendf(nil, "cannot read the kernel log: %v\n", err)
+		return nil, err
 	}
-	return buf[:n]
+	return buf[:n], nil
 }
 
 func powerOff() {

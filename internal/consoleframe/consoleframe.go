@@ -117,9 +117,9 @@ func WriteCase(w io.Writer, name, class string) error {
 
 // Capture is what Decode found in a console log.
 type Capture struct {
-	Files       map[string][]byte // complete, verified frames by name
-	Exit        int               // the suite's exit code, when HaveExit
-	HaveExit    bool
+	Files    map[string][]byte // complete, verified frames by name
+	Exit     int               // the suite's exit code, when HaveExit
+	HaveExit bool
 	// Sent are the frames the exit line says the guest sent, when it
 	// has a manifest (HaveManifest; a guest of an older suite gives none).
 	Sent         []string

@@ -78,12 +78,27 @@ func Suite(boot string) string { return "stackmap_" + boot }
 // carriage returns: the guest's tty and LAVA's each add one): LAVA matches
 // the console as it reads it, and a line cut between two reads would give
 // a result cut short, or log the rest of the line apart from the console.
+//
+// A kernel that panics is a case too, so that a dashboard sees the boot
+// die and not only its cases stop: the pattern takes the panic's first
+// two words as the case "Kernel" and its result "panic", a failure, and
+// the end the rest of the line. LAVA takes the earliest match, and the
+// case starts before the end's part of the line.
 var (
-	monitorEnd     = "(" + consoleframe.ExitTag + " code=|" + consoleframe.GuestErrorTag + "|" + qemu.PanicMarker + `)[^\n]*\n`
-	monitorPattern = consoleframe.CaseTag + ` (?P<test_case_id>\S+) (?P<result>[A-Z]+)\r*\n`
+	monitorEnd     = "(" + consoleframe.ExitTag + " code=|" + consoleframe.GuestErrorTag + "|" + panicRest + `)[^\n]*\n`
+	monitorPattern = "(?:" + consoleframe.CaseTag + " |(?=" + qemu.PanicMarker + "))" +
+		`(?P<test_case_id>\S+) (?P<result>[A-Za-z]+)(?:\r*\n| - )`
 	// UNRESOLVED is never a pass: a failure, as the closing line counts it.
 	fixup = map[string]string{string(contract.Pass): "pass", string(contract.Fail): "fail",
-		string(contract.Unsupported): "skip", string(contract.Unresolved): "fail"}
+		string(contract.Unsupported): "skip", string(contract.Unresolved): "fail", panicResult: "fail"}
+)
+
+// The panic's case as the pattern reads it ("Kernel panic - not
+// syncing"), and what is left of its line for the end.
+const (
+	PanicCase   = "Kernel"
+	panicResult = "panic"
+	panicRest   = "not syncing"
 )
 
 type (

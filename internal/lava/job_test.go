@@ -253,3 +253,49 @@ func TestValidationRefusesABadJob(t *testing.T) {
 		t.Fatalf("Validate = %v, want LAVA's schema to refuse the extra key", err)
 	}
 }
+
+// The monitor's patterns, run as LAVA runs them (Python's re, pexpect's
+// earliest match, ties to the end): every case line is a case, a kernel
+// panic is the case "Kernel" that fails, and the monitor ends after it, at
+// the exit line, or at a guest error.
+func TestMonitorPatternsAsLAVAReadsThem(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3: LAVA's own matching cannot be tried")
+	}
+	const script = `
+import json, re, sys
+end, pattern, fixup = re.compile(sys.argv[1], re.DOTALL), re.compile(sys.argv[2], re.DOTALL), json.loads(sys.argv[3])
+buf, out = sys.stdin.read(), []
+while True:
+    m = [(x.start(), i, x) for i, x in ((0, end.search(buf)), (1, pattern.search(buf))) if x]
+    if not m:
+        out.append("timeout"); break
+    _, i, x = min(m, key=lambda t: (t[0], t[1]))
+    buf = buf[x.end():]
+    if i == 0:
+        out.append("end"); break
+    g = x.groupdict()
+    out.append(re.sub(r"\W+", "_", g["test_case_id"].strip().lower()) + "=" + fixup.get(g["result"], g["result"]))
+print(" ".join(out))
+`
+	fix, _ := json.Marshal(fixup)
+	for console, want := range map[string]string{
+		"SMCT-CASE default.SM-RESET-01.sleeper PASS\r\r\nSMCT-CASE default.SM-OPT-01 FAIL\r\nSMCT-CASE default.kernel-log PASS\r\nSMCT-EXIT code=1 frames=report.json\r\n":
+			"default_sm_reset_01_sleeper=pass default_sm_opt_01=fail default_kernel_log=pass end",
+		"SMCT-CASE bits-12.SM-BOOT-02 PASS\r\n[   12.5] Kernel panic - not syncing: Attempted to kill init! exitcode=0x00000009\r\n[   12.6] CPU: 0 PID: 1\r\n":
+			"bits_12_sm_boot_02=pass kernel=fail end",
+		"SMCT-CASE default.verdict UNRESOLVED\r\nSMCT-GUEST-ERROR suite did not finish within 280s\r\n": "default_verdict=fail end",
+		"SMCT-CASE default.SM-OPT-01 UNSUPPORTED\r\n": "default_sm_opt_01=skip timeout",
+	} {
+		cmd := exec.Command(py, "-c", script, monitorEnd, monitorPattern, string(fix))
+		cmd.Stdin = strings.NewReader(console)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("python3: %v\n%s", err, out)
+		}
+		if got := strings.TrimSpace(string(out)); got != want {
+			t.Errorf("LAVA reads %q as\n  %s\nwant\n  %s", console, got, want)
+		}
+	}
+}

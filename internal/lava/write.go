@@ -78,6 +78,7 @@ func Write(dir string, p *qemutest.Planned, j Job) (*Files, error) {
 		cfg.Args = append(cfg.Args, "-smct.boot="+b.Plan.Name)
 		if !b.Control { // its result is not reported, here or in LAVA
 			cfg.Args = append(cfg.Args, "-smct.case-lines")
+			cfg.CaseBoot = b.Plan.Name
 		}
 		if res.Required {
 			cfg.Args = append(cfg.Args, "-smct.require="+report.RequireStackmap.String())

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/kernellog"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"github.com/ftrace-stackmap/conformance/qemu"
@@ -95,7 +96,7 @@ func oopsLines(console []byte, n int) []string {
 	for _, l := range strings.Split(string(console), "\n") {
 		l = printkTime.ReplaceAllString(strings.TrimSpace(l), "")
 		switch {
-		case len(out) == 0 && (kernelTrouble.MatchString(l) || strings.Contains(l, "Kernel panic")):
+		case len(out) == 0 && (kernellog.Trouble(l) || strings.Contains(l, "Kernel panic")):
 			out = append(out, l)
 		case len(out) > 0 && len(out) < n && oopsPart.MatchString(l):
 			out = append(out, l)
@@ -128,20 +129,8 @@ func kernelFromConsole(console []byte) string {
 	return ""
 }
 
-// kernelTrouble matches the first line of what a kernel prints when it
-// warns, oopses or stalls.
-var kernelTrouble = regexp.MustCompile(`WARNING: |BUG: |kernel BUG at |Oops|general protection fault|soft lockup|hard LOCKUP|rcu: INFO: |self-detected stall|Unable to handle kernel|UBSAN: |KASAN: |KFENCE: |list_(add|del) corruption|INFO: task .* blocked for more than`)
-
 // KernelProblems returns the kernel log lines that report trouble.
-func KernelProblems(dmesg []byte) []string {
-	var out []string
-	for _, l := range strings.Split(string(dmesg), "\n") {
-		if kernelTrouble.MatchString(l) {
-			out = append(out, strings.TrimSpace(l))
-		}
-	}
-	return out
-}
+func KernelProblems(dmesg []byte) []string { return kernellog.Problems(dmesg) }
 
 // controlPlan is a boot without any plan's parameters that runs one cheap
 // spec: it shows that the kernel comes up when a boot that has them did not.

@@ -10,6 +10,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
+	"github.com/ftrace-stackmap/conformance/internal/textlines"
 )
 
 // Evidence is the run in a few lines for a reply on the mailing list: what
@@ -50,8 +51,15 @@ func Evidence(res *Result) string {
 	absent := map[string][]string{} // required but UNSUPPORTED: IDs by reason
 	// A boot not made for the default boot's reason gives it too.
 	var reasons []string
+	unjudged := map[string][]string{} // the IDs of each boot that could not be judged
+	for _, u := range res.Unjudged {
+		unjudged[u.Boot] = []string{}
+	}
 	for _, sp := range s.Specs {
+		_, boot := unjudged[sp.Boot]
 		switch {
+		case boot && sp.Class == contract.Unresolved:
+			unjudged[sp.Boot] = append(unjudged[sp.Boot], sp.IDs...)
 		case sp.Unsupported != "":
 			why := sp.Unsupported
 			if absent[why] == nil {
@@ -62,8 +70,21 @@ func Evidence(res *Result) string {
 			failed = append(failed, sp)
 		}
 	}
-	if len(failed) > 0 || len(s.SuiteProblems) > 0 || len(reasons) > 0 {
+	if len(failed) > 0 || len(s.SuiteProblems) > 0 || len(reasons) > 0 || len(res.Unjudged) > 0 {
 		b.WriteString("\nfailures:\n")
+	}
+	// One entry for each boot that could not be judged: its specs are
+	// UNRESOLVED for the boot's reason, not their own.
+	for _, u := range res.Unjudged {
+		b.WriteString(wrap("UNRESOLVED ", "    ", u.Unjudged()))
+		// The rest of a reason of several lines (a dead kernel's report)
+		// as it was, each line cut to the mail's width.
+		for _, l := range textlines.Rest(u.Note) {
+			b.WriteString(report.Clip("    "+l, report.Width) + "\n")
+		}
+		if ids := slices.Compact(slices.Sorted(slices.Values(unjudged[u.Boot]))); len(ids) > 0 {
+			b.WriteString(wrap("    its specs: ", "    ", strings.Join(ids, " ")))
+		}
 	}
 	// One entry for the specs that failed only because the feature is
 	// required and absent: the reason is theirs in common.
@@ -107,6 +128,12 @@ func Evidence(res *Result) string {
 		}
 	}
 	b.WriteString(decoderText(res, "\n", "  "))
+	if len(res.Lost) > 0 {
+		b.WriteString("\nframes that did not arrive whole (no verdict rests on them):\n")
+		for _, l := range res.Lost {
+			b.WriteString(wrap("  ", "    ", "boot "+l.Boot+": "+l.Note))
+		}
+	}
 	if len(res.KernelLogs) > 0 {
 		b.WriteString("\nkernel problems:\n")
 		for _, p := range res.KernelProblems() {

@@ -219,16 +219,22 @@ func TestKCIDBMissingBoots(t *testing.T) {
 		t.Errorf("missing tests %q, want %q", missing, want)
 	}
 
+	// A run without a verdict: each planned boot MISS, and the verdict
+	// itself an ERROR saying why.
 	json.Unmarshal(kcidbDoc(t, noVerdictRun()), &d)
 	var paths []string
 	for _, tc := range d.Tests {
-		if tc.Status != "MISS" || !strings.Contains(tc.LogExcerpt, "did not reach the suite") {
-			t.Errorf("no-verdict test %s: %s %q", tc.Path, tc.Status, tc.LogExcerpt)
+		want := "MISS"
+		if tc.Path == verdictPath {
+			want = "ERROR"
+		}
+		if tc.Status != want || !strings.Contains(tc.LogExcerpt, "did not reach the suite") {
+			t.Errorf("no-verdict test %s: %s %q, want %s", tc.Path, tc.Status, tc.LogExcerpt, want)
 		}
 		paths = append(paths, tc.Path)
 	}
-	if got := strings.Join(paths, " "); got != "stackmap.default stackmap.trace-options stackmap.bits-12" {
-		t.Errorf("no-verdict tests %s, want one per planned boot", got)
+	if got := strings.Join(paths, " "); got != "stackmap.default stackmap.trace-options stackmap.bits-12 stackmap.verdict" {
+		t.Errorf("no-verdict tests %s, want one per planned boot and the verdict", got)
 	}
 }
 

@@ -61,13 +61,7 @@ func kcidbTests(origin, buildID string, res *Result) []kcidbTest {
 		}
 		w.addPath(SpecPath(sp.Name), specStatus(sp.Class), sp.Text, excerpt, sp.Duration, m)
 	}
-	for _, l := range res.KernelLogs {
-		excerpt := strings.Join(l.Lines, "\n")
-		if l.Missing {
-			excerpt = KernelLogMissing
-		}
-		w.add(KernelLogTest(l.Boot), specStatus(l.Class()), "the kernel's log of boot "+l.Boot+" shows no warning, oops or lockup", excerpt, 0, nil)
-	}
+	w.kernelLogs()
 	if d := res.Decoder; d != nil {
 		status := "PASS"
 		if !d.Agrees() {
@@ -91,7 +85,53 @@ func kcidbTests(origin, buildID string, res *Result) []kcidbTest {
 		w.addPath(kcidbRoot+".suite", "ERROR", "the suite's setup and its final restore of tracefs", strings.Join(p, "\n"), 0, nil)
 	}
 	w.claims()
+	w.verdict()
 	return w.tests
+}
+
+// kernelLogs adds each boot's kernel-log check, a clean one too: a
+// dashboard that never sees the check pass cannot tell a clean log from
+// one nobody read. A boot that could not be judged says nothing of it.
+func (w *testWriter) kernelLogs() {
+	res := w.res
+	const comment = "the kernel's log of boot %s shows no warning, oops or lockup"
+	checked := map[string]bool{}
+	for _, l := range res.KernelLogs {
+		checked[l.Boot] = true
+		excerpt := strings.Join(l.Lines, "\n")
+		if l.Missing {
+			excerpt = KernelLogMissing
+		}
+		w.add(KernelLogTest(l.Boot), specStatus(l.Class()), fmt.Sprintf(comment, l.Boot), excerpt, 0, nil)
+	}
+	unjudged := map[string]bool{}
+	for _, u := range res.Unjudged {
+		unjudged[u.Boot] = true
+	}
+	for _, br := range res.Boots {
+		name := br.Plan.Name
+		if br.Boot != nil && !br.Control && !checked[name] && !unjudged[name] && res.NoVerdict == "" && judged(res, name) {
+			w.add(KernelLogTest(name), "PASS", fmt.Sprintf(comment, name), "", 0, nil)
+		}
+	}
+}
+
+// verdictPath is the KCIDB path of the run's own verdict.
+const verdictPath = kcidbRoot + ".verdict"
+
+// verdict adds the run's verdict as a test of its own: a run without one
+// is an ERROR a dashboard shows, with its reason, not a run whose tests
+// merely went missing.
+func (w *testWriter) verdict() {
+	status := map[int]string{0: "PASS", 1: "FAIL"}[w.res.ExitCode()]
+	if status == "" {
+		status = "ERROR"
+	}
+	excerpt := ""
+	if status != "PASS" {
+		excerpt = w.res.Verdict()
+	}
+	w.addPath(verdictPath, status, "the run's verdict: every spec judged, none failed", excerpt, 0, misc{"verdict": w.res.Verdict()})
 }
 
 // claims adds a test per claim the run measured: DONE with its figure, or

@@ -42,6 +42,15 @@ func Text(res *Result) string {
 	for _, boot := range res.MissingKernelLogs() {
 		fmt.Fprintf(&b, "%-11s %s -- %s\n", contract.Unresolved, KernelLogTest(boot), KernelLogMissing)
 	}
+	if len(res.Unjudged) > 0 {
+		b.WriteString("\n")
+	}
+	for _, u := range res.Unjudged {
+		b.WriteString(report.Wrap("NOT JUDGED  ", "            ", u.Unjudged()))
+	}
+	for _, l := range res.Lost {
+		b.WriteString(report.Wrap("LOST        ", "            ", "boot "+l.Boot+": "+l.Note))
+	}
 	writeSelftests(&b, res)
 	b.WriteString(decoderText(res, "\n", "  "))
 	if len(s.Coverage()) > 0 { // the stress run covers no requirement

@@ -26,3 +26,13 @@ func Last(s string, n int) []string {
 
 // Tail is Last as one text: the end of an output, to quote in an error.
 func Tail(s string, n int) string { return strings.Join(Last(s, n), "\n") }
+
+// Rest is the lines of s after its first, blank ones left out: what a
+// message of several lines says below its headline.
+func Rest(s string) []string {
+	_, rest, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	if rest == "" {
+		return nil
+	}
+	return Last(rest, strings.Count(rest, "\n")+1)
+}
