@@ -54,7 +54,7 @@ func (b Builder) Build(ctx context.Context) (string, error) {
 	a := b.Arch
 	goarch := a.GOARCH
 	// One builder at a time in OutDir, which runs side by side share.
-	release, err := buildlock.Hold(b.OutDir+".lock", "the "+a.Name+" initramfs", os.Stderr)
+	release, err := buildlock.Hold(b.OutDir+".lock", "building the "+a.Name+" initramfs", os.Stderr)
 	if err != nil {
 		return "", err
 	}

@@ -83,7 +83,7 @@ func (w Walker) Walk(ctx context.Context, s Series, tree, dir string) (*Walk, er
 	walk.Commit = strings.TrimSpace(string(commit))
 	// One walk at a time: they share the walk's source tree and builds.
 	cache := w.Options.CacheDir
-	release, err := buildlock.Hold(filepath.Join(cache, "review.lock"), "a series walk", os.Stderr)
+	release, err := buildlock.Hold(filepath.Join(cache, "review.lock"), "walking a series", os.Stderr)
 	if err != nil {
 		return nil, err
 	}

@@ -104,7 +104,7 @@ var Tools = []apt.Need{
 func (b Builder) Build() (*Result, error) {
 	a := b.Arch
 	// One builder at a time in this arch's build directory and cache.
-	release, err := buildlock.Hold(filepath.Join(b.CacheDir, "kbuild", a.Name+".lock"), "the "+a.Name+" reference kernel", b.Progress.Always())
+	release, err := buildlock.Hold(filepath.Join(b.CacheDir, "kbuild", a.Name+".lock"), "building the "+a.Name+" reference kernel", b.Progress.Always())
 	if err != nil {
 		return nil, err
 	}
