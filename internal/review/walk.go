@@ -387,8 +387,10 @@ func apply(src string, p Patch) error {
 		return err
 	}
 	defer os.Remove(f.Name())
-	f.Write(p.Mbox)
-	f.Close()
+	_, err = f.Write(p.Mbox)
+	if err := errors.Join(err, f.Close()); err != nil {
+		return fmt.Errorf("writing the patch for git am: %w", err)
+	}
 	cmd := []string{"-c", "user.name=smct", "-c", "user.email=smct@localhost", "am", "--quiet", "--committer-date-is-author-date", f.Name()}
 	if _, err := gitOut(src, cmd...); err != nil {
 		gitOut(src, "am", "--abort")

@@ -23,6 +23,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/apt"
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/atomicfile"
 )
 
 // Lock is images.lock.
@@ -336,14 +337,19 @@ func Fetch(e *Entry, target arch.Arch, cacheDir string, progress io.Writer) (str
 	if sum, err := FileSHA256(deb); err != nil || sum != a.DebSHA256 {
 		return "", fmt.Errorf("%w: %s has sha256 %s, images.lock pins %s; the archive changed under the pin: check it and re-pin entry %s", ErrHashMismatch, filepath.Base(deb), sum, a.DebSHA256, e.Name)
 	}
-	if err := apt.Extract(deb, a.Path, out+".tmp"); err != nil {
+	err = atomicfile.Produce(out, 0o644, func(tmp string) error {
+		if err := apt.Extract(deb, a.Path, tmp); err != nil {
+			return err
+		}
+		if sum, _ := FileSHA256(tmp); sum != a.ImageSHA256 {
+			return fmt.Errorf("%w: %s from %s has sha256 %s, images.lock pins %s; check the package and re-pin entry %s", ErrHashMismatch, a.Path, filepath.Base(deb), sum, a.ImageSHA256, e.Name)
+		}
+		return nil
+	})
+	if err != nil {
 		return "", err
 	}
-	if sum, _ := FileSHA256(out + ".tmp"); sum != a.ImageSHA256 {
-		os.Remove(out + ".tmp")
-		return "", fmt.Errorf("%w: %s from %s has sha256 %s, images.lock pins %s; check the package and re-pin entry %s", ErrHashMismatch, a.Path, filepath.Base(deb), sum, a.ImageSHA256, e.Name)
-	}
-	return out, os.Rename(out+".tmp", out)
+	return out, nil
 }
 
 // FileSHA256 is the hex SHA-256 of a file.
@@ -392,15 +398,14 @@ func Pin(path, entry, arch, inputs, image string) error {
 	if set != 2 {
 		return fmt.Errorf("%s: entry %s has no %s block with inputs_sha256 and image_sha256 to pin", path, entry, arch)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+	// Checked beside the lock, so that its relative paths resolve alike.
+	return atomicfile.Produce(path, 0o644, func(tmp string) error {
+		if err := os.WriteFile(tmp, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+			return err
+		}
+		_, err := Read(tmp)
 		return err
-	}
-	if _, err := Read(tmp); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
+	})
 }
 
 // field is the value of key in a YAML mapping node, or nil.

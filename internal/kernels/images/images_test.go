@@ -119,6 +119,18 @@ func TestPinEditsOnlyItsLines(t *testing.T) {
 	if err := Pin(p, "debian-6.12", "arm64", in, img); err == nil {
 		t.Fatalf("Pin of a debian entry succeeded")
 	}
+	// A pin that would not read back leaves the lock as it was, and no
+	// temporary file beside it.
+	if err := Pin(p, "reference", "arm64", in, "2222"); err == nil {
+		t.Fatalf("Pin of a short image hash succeeded")
+	}
+	if now, _ := os.ReadFile(p); string(now) != string(after) {
+		t.Fatalf("a failed Pin changed the lock")
+	}
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(p), "*.tmp*"))
+	if len(left) > 0 {
+		t.Fatalf("a failed Pin left %v", left)
+	}
 }
 
 func TestReadRefusesUnknownKeys(t *testing.T) {

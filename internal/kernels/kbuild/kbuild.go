@@ -23,6 +23,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/apt"
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/atomicfile"
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/korigin"
@@ -173,17 +174,21 @@ func (b Builder) Store(key, out string, info []byte) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	for _, f := range []struct{ src, dst string }{{filepath.Join(out, b.Arch.BootImage), image}, {filepath.Join(out, ".config"), filepath.Join(dir, "config")}} {
-		if err := copyFile(f.src, f.dst+".tmp"); err != nil {
-			return "", err
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dir, "inputs.json"), info, 0o644); err != nil {
+	if err := atomicfile.Produce(filepath.Join(dir, "config"), 0o644, func(tmp string) error {
+		return copyFile(filepath.Join(out, ".config"), tmp)
+	}); err != nil {
 		return "", err
 	}
-	os.Rename(filepath.Join(dir, "config.tmp"), filepath.Join(dir, "config"))
+	if err := atomicfile.Write(filepath.Join(dir, "inputs.json"), info, 0o644); err != nil {
+		return "", err
+	}
 	// The image last: its presence marks the build complete.
-	return image, os.Rename(image+".tmp", image)
+	if err := atomicfile.Produce(image, 0o644, func(tmp string) error {
+		return copyFile(filepath.Join(out, b.Arch.BootImage), tmp)
+	}); err != nil {
+		return "", err
+	}
+	return image, nil
 }
 
 // inputs hashes everything the build depends on.
@@ -240,8 +245,11 @@ func (b Builder) tarballSHA256() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	os.MkdirAll(filepath.Dir(memo), 0o755)
-	return sum, os.WriteFile(memo, []byte(stamp+sum), 0o644)
+	// Builds of both arches may write it at once.
+	if err := os.MkdirAll(filepath.Dir(memo), 0o755); err != nil {
+		return "", err
+	}
+	return sum, atomicfile.Write(memo, []byte(stamp+sum), 0o644)
 }
 
 // compile prepares a patched tree for the key and builds it; it returns

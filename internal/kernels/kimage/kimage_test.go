@@ -146,4 +146,8 @@ func TestExtractVmlinux(t *testing.T) {
 	if err := ExtractVmlinux(write(t, "bz", bad), out+"2"); err == nil {
 		t.Fatalf("ExtractVmlinux(payload not ELF) succeeded")
 	}
+	// A failed unpack leaves nothing beside the good one.
+	if left, _ := os.ReadDir(filepath.Dir(out)); len(left) != 1 {
+		t.Fatalf("after a failed unpack the directory holds %d files, want the good vmlinux alone", len(left))
+	}
 }
