@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ftrace-stackmap/conformance/internal/atomicfile"
+	"github.com/ftrace-stackmap/conformance/internal/buildlock"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
@@ -96,10 +97,28 @@ func (r *run) kvmAnswer(rn *Runner) *kvmAnswer {
 	if o.CacheDir != "" && in.KernelSHA256 != "" && in.QEMU != "unknown" {
 		path = filepath.Join(o.CacheDir, "kvm-probe", in.key()+".json")
 	}
-	if a = readKVMAnswer(path, in); a != nil && (a.Usable || o.Accel != "kvm") {
+	recall := func() *kvmAnswer {
+		a := readKVMAnswer(path, in)
+		if a == nil || !a.Usable && o.Accel == "kvm" {
+			return nil
+		}
 		o.Progress.Step("recalling the KVM probe of %s (%s)", a.when(), m.Arch.Name)(nil)
 		rn.remember(memKey, a)
 		return a
+	}
+	if a := recall(); a != nil {
+		return a
+	}
+	if path != "" {
+		// Processes side by side probe one at a time; the others then
+		// recall its answer. Where the lock cannot be made (a cache that
+		// cannot be written) each probes.
+		if release, err := buildlock.Hold(path+".lock", "probing KVM with the kernel ("+m.Arch.Name+")", o.Progress.Always()); err == nil {
+			defer release()
+			if a := recall(); a != nil {
+				return a
+			}
+		}
 	}
 	probe := rn.probeKVM
 	if probe == nil {

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"html"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +29,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/kernels"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
+	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"github.com/ftrace-stackmap/conformance/qemu"
@@ -248,7 +248,7 @@ func fetch(t *testing.T, name string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path, err := images.Fetch(e, arch.MustLookup(name), kernels.CacheDir(), os.Stderr)
+	path, err := images.Fetch(e, arch.MustLookup(name), kernels.CacheDir(), progress.New(os.Stderr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +318,7 @@ func TestBrokenPinsStopTheFetch(t *testing.T) {
 			a := e.Arches["arm64"]
 			tc.edit(&a)
 			e.Arches = map[string]images.ArchImage{"arm64": a}
-			_, err := images.Fetch(&e, arch.MustLookup("arm64"), t.TempDir(), io.Discard)
+			_, err := images.Fetch(&e, arch.MustLookup("arm64"), t.TempDir(), progress.Discard())
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Fetch() = %v, want an error mentioning %q", err, tc.want)
 			}

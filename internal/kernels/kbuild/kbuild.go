@@ -262,21 +262,8 @@ func (b Builder) compile(a arch.Arch, key string) (string, error) {
 	src := filepath.Join(work, "src-"+b.Arch.Name)
 	out := filepath.Join(work, "out-"+b.Arch.Name)
 	log := filepath.Join(work, "build-"+b.Arch.Name+".log")
-	if _, err := os.Stat(filepath.Join(pristine, "Makefile")); err != nil {
-		step := announce(b.Progress, "unpacking %s", tarball)
-		os.RemoveAll(pristine)
-		tmp := pristine + ".tmp"
-		os.RemoveAll(tmp)
-		if err := os.MkdirAll(tmp, 0o755); err != nil {
-			return "", err
-		}
-		if err := run(tmp, nil, "tar", "--strip-components=1", "-xf", tarball); err != nil {
-			return "", err
-		}
-		if err := os.Rename(tmp, pristine); err != nil {
-			return "", err
-		}
-		step()
+	if err := b.unpackPristine(pristine); err != nil {
+		return "", err
 	}
 	if stamp, err := os.ReadFile(filepath.Join(src, ".patched")); err != nil || string(stamp) != key {
 		step := announce(b.Progress, "applying kernel/patches")
@@ -299,6 +286,41 @@ func (b Builder) compile(a arch.Arch, key string) (string, error) {
 		step()
 	}
 	return out, b.Make(work, src, out, log, b.fragments())
+}
+
+// unpackPristine unpacks the source tarball into pristine unless it is
+// there. Both arches' builds share it, each under its own arch's lock:
+// this lock keeps a second from unpacking (or removing) it at once.
+func (b Builder) unpackPristine(pristine string) error {
+	made := func() bool { _, err := os.Stat(filepath.Join(pristine, "Makefile")); return err == nil }
+	if made() {
+		return nil
+	}
+	release, err := buildlock.Hold(pristine+".lock", "unpacking "+tarball, b.Progress.Always())
+	if err != nil {
+		return err
+	}
+	defer release()
+	if made() {
+		return nil
+	}
+	step := announce(b.Progress, "unpacking %s", tarball)
+	os.RemoveAll(pristine)
+	// A fixed name, under the lock: the next unpack clears a killed one's
+	// half tree (1.5 GB) instead of leaving it beside.
+	tmp := pristine + ".tmp"
+	os.RemoveAll(tmp)
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return err
+	}
+	if err := run(tmp, nil, "tar", "--strip-components=1", "-xf", tarball); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, pristine); err != nil {
+		return err
+	}
+	step()
+	return nil
 }
 
 // fragments are the config fragments of the reference kernel and of a
