@@ -13,6 +13,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -29,6 +30,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	"github.com/ftrace-stackmap/conformance/internal/apt"
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/atomicfile"
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
 )
 
@@ -54,7 +56,7 @@ func (b Builder) Build(ctx context.Context) (string, error) {
 	a := b.Arch
 	goarch := a.GOARCH
 	// One builder at a time in OutDir, which runs side by side share.
-	release, err := buildlock.Hold(b.OutDir+".lock", "the "+a.Name+" initramfs", os.Stderr)
+	release, err := buildlock.Hold(b.OutDir+".lock", "building the "+a.Name+" initramfs", os.Stderr)
 	if err != nil {
 		return "", err
 	}
@@ -223,18 +225,22 @@ func (b Builder) listSpecs(ctx context.Context, suiteBin string) error {
 	if e := b.emulator(); e != "" {
 		argv = []string{e, suiteBin}
 	}
-	tmp := b.Specs() + ".tmp"
-	defer os.Remove(tmp)
-	cmd := exec.CommandContext(ctx, argv[0], append(argv[1:], "-ginkgo.dry-run", "-ginkgo.json-report="+tmp, "-ginkgo.no-color")...)
-	// The suite reads SMCT_* variables as its own workload's settings: the
-	// user's environment must not turn the listing into a workload run.
-	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "SMCT_") })
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("listing the specs (%s -ginkgo.dry-run): %v\n%s", strings.Join(argv, " "), err, out.String())
-	}
-	return os.Rename(tmp, b.Specs())
+	return atomicfile.Produce(b.Specs(), 0o644, func(tmp string) error {
+		cmd := exec.CommandContext(ctx, argv[0], append(argv[1:], "-ginkgo.dry-run", "-ginkgo.json-report="+tmp, "-ginkgo.no-color")...)
+		// The suite reads SMCT_* variables as its own workload's settings: the
+		// user's environment must not turn the listing into a workload run.
+		cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "SMCT_") })
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("listing the specs (%s -ginkgo.dry-run): %v\n%s", strings.Join(argv, " "), err, out.String())
+		}
+		// tmp was made empty: a report not written must not become the listing.
+		if fi, err := os.Stat(tmp); err != nil || fi.Size() == 0 {
+			return fmt.Errorf("listing the specs (%s -ginkgo.dry-run): no report written\n%s", strings.Join(argv, " "), out.String())
+		}
+		return nil
+	})
 }
 
 func (b Builder) goTool(ctx context.Context, goarch string, args ...string) error {
@@ -321,24 +327,22 @@ func runConfigRecord(cfg guest.RunConfig) (cpio.Record, error) {
 }
 
 func writeArchive(path string, records []cpio.Record) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	err := atomicfile.Produce(path, 0o644, func(tmp string) error {
+		f, err := os.Create(tmp)
+		if err != nil {
+			return err
+		}
+		w := cpio.Newc.Writer(f)
+		cpio.MakeAllReproducible(records)
+		if err := cpio.WriteRecordsAndDirs(w, records); err == nil {
+			err = cpio.WriteTrailer(w)
+		}
+		return errors.Join(err, f.Close())
+	})
 	if err != nil {
-		return err
-	}
-	w := cpio.Newc.Writer(f)
-	cpio.MakeAllReproducible(records)
-	if err := cpio.WriteRecordsAndDirs(w, records); err == nil {
-		err = cpio.WriteTrailer(w)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp)
 		return fmt.Errorf("initramfs: write %s: %w", path, err)
 	}
-	return os.Rename(tmp, path)
+	return nil
 }
 
 func hashFiles(paths ...string) (string, error) {

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ftrace-stackmap/conformance/internal/buildlock"
 	"github.com/ftrace-stackmap/conformance/internal/textlines"
 )
 
@@ -34,29 +35,35 @@ func (n Need) missing() bool {
 	return err != nil
 }
 
+// installLock keeps the installs of smct processes side by side apart:
+// apt-get fails, rather than waits, when another holds apt's own lock.
+const installLock = "/run/lock/smct-apt.lock"
+
 // Ensure installs the packages of every missing program. When it cannot
 // (not root, no apt) it returns an error naming the command to run.
 func Ensure(progress io.Writer, needs ...Need) error {
-	var missing []string
-	for _, n := range needs {
-		if n.missing() && !slices.Contains(missing, n.Package) {
-			missing = append(missing, n.Package)
-		}
-	}
+	missing := packages(needs)
 	if len(missing) == 0 {
 		return nil
 	}
-	cmdline := "apt-get install -y --no-install-recommends " + strings.Join(missing, " ")
 	if os.Geteuid() != 0 {
-		return fmt.Errorf("missing Debian packages %s: run `sudo %s`", strings.Join(missing, ", "), cmdline)
+		return fmt.Errorf("missing Debian packages %s: run `sudo apt-get %s`", strings.Join(missing, ", "), strings.Join(install(missing), " "))
+	}
+	release, err := buildlock.Hold(installLock, "installing "+strings.Join(missing, ", "), progress)
+	if err != nil {
+		return err
+	}
+	defer release()
+	// What the process we waited for installed is not missing any more.
+	if missing = packages(needs); len(missing) == 0 {
+		return nil
 	}
 	fmt.Fprintf(progress, "installing %s (apt-get)...\n", strings.Join(missing, ", "))
 	if out, err := apt("apt-get", "update"); err != nil {
 		return fmt.Errorf("apt-get update failed: %v\n%s", err, tail(out))
 	}
-	args := append([]string{"install", "-y", "--no-install-recommends"}, missing...)
-	if out, err := apt("apt-get", args...); err != nil {
-		return fmt.Errorf("`%s` failed: %v\n%s", cmdline, err, tail(out))
+	if out, err := apt("apt-get", install(missing)...); err != nil {
+		return fmt.Errorf("`apt-get %s` failed: %v\n%s", strings.Join(install(missing), " "), err, tail(out))
 	}
 	return nil
 }
@@ -112,6 +119,22 @@ func Extract(deb, member, out string) error {
 		return fmt.Errorf("%s has no %s: %v", deb, member, err)
 	}
 	return os.WriteFile(out, data, 0o644)
+}
+
+// install is apt-get's arguments that install packages.
+func install(packages []string) []string {
+	return append([]string{"install", "-y", "--no-install-recommends"}, packages...)
+}
+
+// packages are the packages of the needs that are missing, each once.
+func packages(needs []Need) []string {
+	var missing []string
+	for _, n := range needs {
+		if n.missing() && !slices.Contains(missing, n.Package) {
+			missing = append(missing, n.Package)
+		}
+	}
+	return missing
 }
 
 func apt(name string, args ...string) ([]byte, error) {

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 
-// Package buildlock keeps one builder at a time in a shared build directory
-// or cache entry, across processes (two terminals, two CI jobs on a runner,
-// make matrix beside make qemu-test): two makes in one output directory
-// corrupt each other's build.
+// Package buildlock keeps one process at a time building or preparing a
+// shared build directory or cache entry (two terminals, two CI jobs on a
+// runner, make matrix beside make qemu-test): two makes in one output
+// directory corrupt each other's build, and two fetches of one image do
+// the work twice.
 package buildlock
 
 import (
@@ -16,8 +17,9 @@ import (
 )
 
 // Hold takes the lock at path (made if missing) and returns its release.
-// When another holder has it, Hold says so on w, naming what, and waits.
-func Hold(path, what string, w io.Writer) (release func(), err error) {
+// When another holder has it, Hold says so on w and waits; doing names
+// what the holder does ("building the arm64 reference kernel").
+func Hold(path, doing string, w io.Writer) (release func(), err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
@@ -26,7 +28,7 @@ func Hold(path, what string, w io.Writer) (release func(), err error) {
 		return nil, err
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err == unix.EWOULDBLOCK {
-		fmt.Fprintf(w, "waiting for another smct building %s (lock %s)\n", what, path)
+		fmt.Fprintf(w, "waiting for another smct %s (lock %s)\n", doing, path)
 		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
 		if err != nil {
 			f.Close()

@@ -16,7 +16,7 @@ import (
 // process's is.
 func TestSecondHolderWaits(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "kbuild", "arm64.lock")
-	release, err := Hold(path, "the arm64 kernel", &bytes.Buffer{})
+	release, err := Hold(path, "building the arm64 kernel", &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestSecondHolderWaits(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		r, err := Hold(path, "the arm64 kernel", &out)
+		r, err := Hold(path, "building the arm64 kernel", &out)
 		if err != nil {
 			t.Error(err)
 			return

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/buildlock"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kimage"
@@ -198,20 +199,34 @@ func (r Request) bootable(kernel, sum string) (string, error) {
 		return kernel, nil
 	}
 	vmlinux := filepath.Join(r.CacheDir, "vmlinux", sum+".elf")
-	if _, err := os.Stat(vmlinux); err != nil {
-		os.MkdirAll(filepath.Dir(vmlinux), 0o755)
-		step := step(r.Progress, "unpacking vmlinux from %s for a PVH boot", filepath.Base(kernel))
-		err := kimage.ExtractVmlinux(kernel, vmlinux)
-		step(err)
-		if err != nil {
-			return "", fmt.Errorf("unpacking vmlinux: %w", err)
-		}
+	if err := r.unpack(kernel, vmlinux); err != nil {
+		return "", fmt.Errorf("unpacking vmlinux: %w", err)
 	}
 	if ok, err := kimage.HasPVH(vmlinux); err != nil || !ok {
 		r.Progress.Notef("note: %s has no PVH entry; booting the bzImage (slower)\n", filepath.Base(kernel))
 		return kernel, nil
 	}
 	return vmlinux, nil
+}
+
+// unpack writes the vmlinux of the bzImage kernel to vmlinux unless it is
+// there: one process at a time, the others wait and find it.
+func (r Request) unpack(kernel, vmlinux string) error {
+	if _, err := os.Stat(vmlinux); err == nil {
+		return nil
+	}
+	release, err := buildlock.Hold(vmlinux+".lock", "unpacking vmlinux from "+kernel, r.Progress.Always())
+	if err != nil {
+		return err
+	}
+	defer release()
+	if _, err := os.Stat(vmlinux); err == nil {
+		return nil
+	}
+	step := step(r.Progress, "unpacking vmlinux from %s for a PVH boot", filepath.Base(kernel))
+	err = kimage.ExtractVmlinux(kernel, vmlinux)
+	step(err)
+	return err
 }
 
 // needed are the options a kernel must have built in to run the suite on

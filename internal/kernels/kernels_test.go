@@ -5,12 +5,17 @@ package kernels
 import (
 	"bytes"
 	"compress/gzip"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/buildlock"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kimage/kimagetest"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 )
 
@@ -54,5 +59,52 @@ func TestUserKernelsConfigIsChecked(t *testing.T) {
 	notes.Reset()
 	if _, err := Resolve(req(arm64Image(t, ""))); err != nil || !strings.Contains(notes.String(), "carries no config") {
 		t.Fatalf("a kernel without IKCONFIG = %v, note %q; want it booted with a note", err, notes.String())
+	}
+}
+
+// Two processes at once (each its own lock descriptor, as goroutines that
+// open the lock file themselves are) unpack one bzImage once: the second
+// waits for the first and finds its vmlinux, whole.
+func TestUnpackOnceAtOnce(t *testing.T) {
+	want := kimagetest.Vmlinux(62)
+	kernel := filepath.Join(t.TempDir(), "bzImage")
+	if err := os.WriteFile(kernel, kimagetest.BzImage(want, true), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	vmlinux := filepath.Join(cache, "vmlinux", "sum.elf")
+	// Both start while another holds the lock, so both wait.
+	release, err := buildlock.Hold(vmlinux+".lock", "unpacking vmlinux", io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs := make([]bytes.Buffer, 2)
+	var wg sync.WaitGroup
+	for i := range outs {
+		r := Request{Arch: arch.MustLookup("x86_64"), CacheDir: cache, Progress: progress.New(&outs[i])}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := r.unpack(kernel, vmlinux); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+	release()
+	wg.Wait()
+	got, err := os.ReadFile(vmlinux)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("vmlinux %d bytes, %v; want the %d-byte ELF", len(got), err, len(want))
+	}
+	all := outs[0].String() + outs[1].String()
+	if n := strings.Count(all, "for a PVH boot ..."); n != 1 {
+		t.Errorf("unpacked %d times, want once:\n%s", n, all)
+	}
+	if n := strings.Count(all, "waiting for another smct unpacking vmlinux"); n != 2 {
+		t.Errorf("%d of the two said they wait:\n%s", n, all)
+	}
+	if left, _ := filepath.Glob(filepath.Join(cache, "vmlinux", "*.tmp*")); len(left) > 0 {
+		t.Errorf("left %v", left)
 	}
 }

@@ -17,6 +17,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/ftrace-stackmap/conformance/internal/atomicfile"
+	"github.com/ftrace-stackmap/conformance/internal/buildlock"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
@@ -95,10 +97,28 @@ func (r *run) kvmAnswer(rn *Runner) *kvmAnswer {
 	if o.CacheDir != "" && in.KernelSHA256 != "" && in.QEMU != "unknown" {
 		path = filepath.Join(o.CacheDir, "kvm-probe", in.key()+".json")
 	}
-	if a = readKVMAnswer(path, in); a != nil && (a.Usable || o.Accel != "kvm") {
+	recall := func() *kvmAnswer {
+		a := readKVMAnswer(path, in)
+		if a == nil || !a.Usable && o.Accel == "kvm" {
+			return nil
+		}
 		o.Progress.Step("recalling the KVM probe of %s (%s)", a.when(), m.Arch.Name)(nil)
 		rn.remember(memKey, a)
 		return a
+	}
+	if a := recall(); a != nil {
+		return a
+	}
+	if path != "" {
+		// Processes side by side probe one at a time; the others then
+		// recall its answer. Where the lock cannot be made (a cache that
+		// cannot be written) each probes.
+		if release, err := buildlock.Hold(path+".lock", "probing KVM with the kernel ("+m.Arch.Name+")", o.Progress.Always()); err == nil {
+			defer release()
+			if a := recall(); a != nil {
+				return a
+			}
+		}
 	}
 	probe := rn.probeKVM
 	if probe == nil {
@@ -186,18 +206,7 @@ func writeKVMAnswer(path string, a *kvmAnswer) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".answer-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(append(data, '\n'))
-	if err = errors.Join(err, f.Close()); err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return atomicfile.Write(path, append(data, '\n'), 0o644)
 }
 
 // hostKVM is the host's part of the inputs, or why /dev/kvm cannot be

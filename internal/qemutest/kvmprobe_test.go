@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -205,7 +207,7 @@ func TestKVMAnswerNotKept(t *testing.T) {
 			t.Errorf("undecided: %+v", got)
 		}
 	}
-	if files, _ := filepath.Glob(filepath.Join(cache, "kvm-probe", "*")); p.calls != 2 || len(files) != 0 {
+	if files, _ := filepath.Glob(filepath.Join(cache, "kvm-probe", "*.json")); p.calls != 2 || len(files) != 0 {
 		t.Errorf("undecided: %d probes, kept %v; want 2 probes, nothing kept", p.calls, files)
 	}
 
@@ -280,5 +282,34 @@ func TestWrongRememberedKVM(t *testing.T) {
 			t.Errorf("%s: the run after: %d probes, want one more", proc, p.calls-1)
 		}
 		p.calls = 1
+	}
+}
+
+// Two processes at once (two Runners, each its own lock descriptor) with
+// one cache probe a kernel once: the second waits for the first's answer
+// and recalls it.
+func TestKVMProbedOnceByProcessesAtOnce(t *testing.T) {
+	cache := t.TempDir()
+	bin := fakeQEMUBin(t, "QEMU emulator version 9.9.9", "exit 0\n")
+	var calls atomic.Int32
+	runs := []*run{accelRun(t, cache, bin, "aaaa", ""), accelRun(t, cache, bin, "aaaa", "")}
+	var wg sync.WaitGroup
+	for _, r := range runs {
+		rn := &Runner{
+			probeKVM: func(qemu.Machine, string) error { calls.Add(1); time.Sleep(200 * time.Millisecond); return nil },
+			kvmHost:  func() (kvmInputs, error) { return testHost, nil },
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := r.chooseAccel(rn); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	a, b := runs[0].m.Accel, runs[1].m.Accel
+	if calls.Load() != 1 || a.Name != "kvm" || b.Name != "kvm" || strings.Contains(a.Why, "remembered") == strings.Contains(b.Why, "remembered") {
+		t.Fatalf("%d probes, %+v and %+v; want one probe, KVM for both, the second remembered", calls.Load(), a, b)
 	}
 }

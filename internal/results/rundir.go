@@ -51,14 +51,20 @@ func NewRunDir(parent, kind, archName string) (string, error) {
 		dir = filepath.Join(parent, fmt.Sprintf("%s.%d", name, i))
 	}
 	// Replace latest by a rename, which is atomic, so that runs starting
-	// together in one parent cannot fail on each other's link.
+	// together in one parent cannot fail on each other's link. The new
+	// link's name is the run's own, as its directory's is: no other run
+	// makes or renames it.
 	latest := filepath.Join(parent, "latest")
 	tmp := filepath.Join(parent, ".latest-"+filepath.Base(dir))
-	os.Remove(tmp)
+	os.Remove(tmp) // a killed run's, whose directory was removed since
 	if err := os.Symlink(filepath.Base(dir), tmp); err != nil {
 		return "", err
 	}
-	return dir, os.Rename(tmp, latest)
+	if err := os.Rename(tmp, latest); err != nil {
+		os.Remove(tmp)
+		return dir, err
+	}
+	return dir, nil
 }
 
 // WriteReports writes a run's merged reports into its directory as

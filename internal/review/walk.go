@@ -83,7 +83,7 @@ func (w Walker) Walk(ctx context.Context, s Series, tree, dir string) (*Walk, er
 	walk.Commit = strings.TrimSpace(string(commit))
 	// One walk at a time: they share the walk's source tree and builds.
 	cache := w.Options.CacheDir
-	release, err := buildlock.Hold(filepath.Join(cache, "review.lock"), "a series walk", os.Stderr)
+	release, err := buildlock.Hold(filepath.Join(cache, "review.lock"), "walking a series", os.Stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -387,8 +387,10 @@ func apply(src string, p Patch) error {
 		return err
 	}
 	defer os.Remove(f.Name())
-	f.Write(p.Mbox)
-	f.Close()
+	_, err = f.Write(p.Mbox)
+	if err := errors.Join(err, f.Close()); err != nil {
+		return fmt.Errorf("writing the patch for git am: %w", err)
+	}
 	cmd := []string{"-c", "user.name=smct", "-c", "user.email=smct@localhost", "am", "--quiet", "--committer-date-is-author-date", f.Name()}
 	if _, err := gitOut(src, cmd...); err != nil {
 		gitOut(src, "am", "--abort")

@@ -10,7 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"html"
-	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +30,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/kernels"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
+	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"github.com/ftrace-stackmap/conformance/qemu"
@@ -75,6 +76,7 @@ func TestMain(m *testing.M) {
 type runOut struct {
 	code    int
 	stdout  string
+	stderr  string // progress: a step's start and end each on a line
 	last    string
 	results string // the -results directory: latest is the run's
 }
@@ -111,7 +113,7 @@ func runSmct(t *testing.T, command string, args ...string) (runOut, error) {
 		return runOut{}, fmt.Errorf("smct %v: %v", args, err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	r := runOut{code: cmd.ProcessState.ExitCode(), stdout: string(out), last: lines[len(lines)-1], results: dir}
+	r := runOut{code: cmd.ProcessState.ExitCode(), stdout: string(out), stderr: stderr.String(), last: lines[len(lines)-1], results: dir}
 	t.Logf("smct %s: exit %d\n%s\n%s", strings.Join(args, " "), r.code, stderr.String(), out)
 	return r, nil
 }
@@ -248,7 +250,7 @@ func fetch(t *testing.T, name string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path, err := images.Fetch(e, arch.MustLookup(name), kernels.CacheDir(), os.Stderr)
+	path, err := images.Fetch(e, arch.MustLookup(name), kernels.CacheDir(), progress.New(os.Stderr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +319,7 @@ func TestBrokenPinsStopTheFetch(t *testing.T) {
 			a := e.Arches["arm64"]
 			tc.edit(&a)
 			e.Arches = map[string]images.ArchImage{"arm64": a}
-			_, err := images.Fetch(&e, arch.MustLookup("arm64"), t.TempDir(), io.Discard)
+			_, err := images.Fetch(&e, arch.MustLookup("arm64"), t.TempDir(), progress.Discard())
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Fetch() = %v, want an error mentioning %q", err, tc.want)
 			}
@@ -458,6 +460,70 @@ func TestTwoRunsAtOnceShareTheBuild(t *testing.T) {
 			t.Errorf("run %d: exit %d, last line %q; want 2 passed", i, r.code, r.last)
 		}
 	}
+}
+
+// Two terminals on an empty cache: two full runs of an arch start at once
+// and both prepare what a run prepares into the cache and build/<arch>/
+// (the vmlinux unpacked from x86_64's bzImage, the KVM probe where the
+// host has KVM, the tarball's hash, the initramfs and its spec listing).
+// Each ends as a run alone does; each entry is prepared once, and no
+// temporary file is left. About two to four minutes under emulation.
+func TestTwoRunsAtOnceOnAnEmptyCache(t *testing.T) {
+	needBoots(t)
+	for _, name := range []string{"arm64", "x86_64"} {
+		t.Run(name, func(t *testing.T) {
+			cache := cacheWithKernelOnly(t, name)
+			t.Setenv("SMCT_CACHE", cache)
+			build := filepath.Join(rootDir, "build", name)
+			for _, f := range []string{"initramfs.cpio.sources", "initramfs.cpio.key"} {
+				os.Remove(filepath.Join(build, f))
+			}
+			outs := atOnce(t, 2, "-arch", name)
+			for i, r := range outs {
+				if r.code != 0 || r.last != "51 passed, 0 failed, 0 skipped" {
+					t.Errorf("run %d: exit %d, last line %q; want 0 and 51 passed, as a run alone", i, r.code, r.last)
+				}
+			}
+			stderr := outs[0].stderr + outs[1].stderr
+			if n := strings.Count(stderr, "for a PVH boot ..."); name == "x86_64" && n != 1 {
+				t.Errorf("the vmlinux was unpacked %d times, want once", n)
+			}
+			if n := strings.Count(stderr, "probing KVM with the kernel ("+name+") ..."); n > 1 {
+				t.Errorf("KVM was probed %d times, want at most once", n)
+			}
+			for _, dir := range []string{cache, build} {
+				filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+					if err == nil && (strings.Contains(d.Name(), ".tmp") || strings.HasPrefix(d.Name(), "download-")) {
+						t.Errorf("left behind: %s", path)
+					}
+					return err
+				})
+			}
+		})
+	}
+}
+
+// cacheWithKernelOnly is a new cache (SMCT_CACHE) holding only the
+// reference kernel built for arch, copied from the usual cache (built there
+// first if it is not, as the other tests would). A cache emptied outright
+// would cost the race a 7-minute kernel build and the user's cache; this
+// one lacks just what each run prepares from the kernel, which is what two
+// runs at once can collide on.
+func cacheWithKernelOnly(t *testing.T, archName string) string {
+	t.Helper()
+	cmd := exec.Command(smct, "-C", rootDir, "kernel", "-arch", archName)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("smct kernel -arch %s: %v\n%s", archName, err, stderr.String())
+	}
+	built := filepath.Dir(textlines.Tail(strings.TrimSpace(string(out)), 1)) // <cache>/kernels/<arch>-<key>
+	cache := t.TempDir()
+	if err := os.CopyFS(filepath.Join(cache, "kernels", filepath.Base(built)), os.DirFS(built)); err != nil {
+		t.Fatal(err)
+	}
+	return cache
 }
 
 // smct runs from anywhere: a subdirectory of the checkout finds it, and

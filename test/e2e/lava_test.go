@@ -33,6 +33,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/kernels"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/lava"
+	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
 
@@ -450,7 +451,7 @@ func shellRamdisk(t *testing.T, a arch.Arch, out string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	busybox, err := images.Fetch(tool, a, kernels.CacheDir(), os.Stderr)
+	busybox, err := images.Fetch(tool, a, kernels.CacheDir(), progress.New(os.Stderr))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,9 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/apt"
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/atomicfile"
+	"github.com/ftrace-stackmap/conformance/internal/buildlock"
+	"github.com/ftrace-stackmap/conformance/internal/progress"
 )
 
 // Lock is images.lock.
@@ -306,19 +309,25 @@ func (l *Lock) Names(list string) ([]string, error) {
 var ErrHashMismatch = errors.New("hash mismatch")
 
 // Fetch returns the path of a debian entry's verified image for arch,
-// downloading it into cacheDir on first use.
-func Fetch(e *Entry, target arch.Arch, cacheDir string, progress io.Writer) (string, error) {
+// downloading it into cacheDir on first use. One process at a time
+// fetches an image; the others wait for it and find it there.
+func Fetch(e *Entry, target arch.Arch, cacheDir string, progress *progress.Reporter) (string, error) {
 	archName := target.Name
 	a, ok := e.Arches[archName]
 	if !ok {
 		return "", fmt.Errorf("images.lock entry %s has no %s image", e.Name, archName)
 	}
 	out := filepath.Join(cacheDir, "images", a.ImageSHA256)
-	if sum, err := FileSHA256(out); err == nil && sum == a.ImageSHA256 {
+	if fetched(out, a.ImageSHA256) {
 		return out, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+	release, err := buildlock.Hold(out+".lock", fmt.Sprintf("fetching %s %s (%s)", a.Package, a.Version, target.Deb), progress.Always())
+	if err != nil {
 		return "", err
+	}
+	defer release()
+	if fetched(out, a.ImageSHA256) {
+		return out, nil
 	}
 	tmp, err := os.MkdirTemp(cacheDir, "download-")
 	if err != nil {
@@ -336,14 +345,25 @@ func Fetch(e *Entry, target arch.Arch, cacheDir string, progress io.Writer) (str
 	if sum, err := FileSHA256(deb); err != nil || sum != a.DebSHA256 {
 		return "", fmt.Errorf("%w: %s has sha256 %s, images.lock pins %s; the archive changed under the pin: check it and re-pin entry %s", ErrHashMismatch, filepath.Base(deb), sum, a.DebSHA256, e.Name)
 	}
-	if err := apt.Extract(deb, a.Path, out+".tmp"); err != nil {
+	err = atomicfile.Produce(out, 0o644, func(tmp string) error {
+		if err := apt.Extract(deb, a.Path, tmp); err != nil {
+			return err
+		}
+		if sum, _ := FileSHA256(tmp); sum != a.ImageSHA256 {
+			return fmt.Errorf("%w: %s from %s has sha256 %s, images.lock pins %s; check the package and re-pin entry %s", ErrHashMismatch, a.Path, filepath.Base(deb), sum, a.ImageSHA256, e.Name)
+		}
+		return nil
+	})
+	if err != nil {
 		return "", err
 	}
-	if sum, _ := FileSHA256(out + ".tmp"); sum != a.ImageSHA256 {
-		os.Remove(out + ".tmp")
-		return "", fmt.Errorf("%w: %s from %s has sha256 %s, images.lock pins %s; check the package and re-pin entry %s", ErrHashMismatch, a.Path, filepath.Base(deb), sum, a.ImageSHA256, e.Name)
-	}
-	return out, os.Rename(out+".tmp", out)
+	return out, nil
+}
+
+// fetched says whether the image at path is there with its pinned sum.
+func fetched(path, sum string) bool {
+	got, err := FileSHA256(path)
+	return err == nil && got == sum
 }
 
 // FileSHA256 is the hex SHA-256 of a file.
@@ -363,7 +383,14 @@ func FileSHA256(path string) (string, error) {
 // Pin records a build entry's inputs and image hashes for an arch in the
 // lock file. The YAML parser finds the two values; only their text changes,
 // so the file keeps its layout and comments. The result must still read.
+// Pins of two arches at once take turns: each reads the other's.
 func Pin(path, entry, arch, inputs, image string) error {
+	// The lock is a file of its own: path itself is replaced by a rename.
+	release, err := buildlock.Hold(path+".pin-lock", "pinning "+entry+"/"+arch+" in "+path, os.Stderr)
+	if err != nil {
+		return err
+	}
+	defer release()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -392,15 +419,14 @@ func Pin(path, entry, arch, inputs, image string) error {
 	if set != 2 {
 		return fmt.Errorf("%s: entry %s has no %s block with inputs_sha256 and image_sha256 to pin", path, entry, arch)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+	// Checked beside the lock, so that its relative paths resolve alike.
+	return atomicfile.Produce(path, 0o644, func(tmp string) error {
+		if err := os.WriteFile(tmp, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+			return err
+		}
+		_, err := Read(tmp)
 		return err
-	}
-	if _, err := Read(tmp); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
+	})
 }
 
 // field is the value of key in a YAML mapping node, or nil.

@@ -3,10 +3,21 @@
 package images
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/buildlock"
+	"github.com/ftrace-stackmap/conformance/internal/progress"
 )
 
 func TestTheProjectLockIsValid(t *testing.T) {
@@ -119,6 +130,18 @@ func TestPinEditsOnlyItsLines(t *testing.T) {
 	if err := Pin(p, "debian-6.12", "arm64", in, img); err == nil {
 		t.Fatalf("Pin of a debian entry succeeded")
 	}
+	// A pin that would not read back leaves the lock as it was, and no
+	// temporary file beside it.
+	if err := Pin(p, "reference", "arm64", in, "2222"); err == nil {
+		t.Fatalf("Pin of a short image hash succeeded")
+	}
+	if now, _ := os.ReadFile(p); string(now) != string(after) {
+		t.Fatalf("a failed Pin changed the lock")
+	}
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(p), "*.tmp*"))
+	if len(left) > 0 {
+		t.Fatalf("a failed Pin left %v", left)
+	}
 }
 
 func TestReadRefusesUnknownKeys(t *testing.T) {
@@ -188,5 +211,75 @@ func TestReadResolvesLocalPaths(t *testing.T) {
 	}
 	if want := filepath.Join(dir, "mail", "v5.mbox"); e.Series != want {
 		t.Errorf("series %q, want %q", e.Series, want)
+	}
+}
+
+// Pins of both arches at once (two processes running `smct kernel -pin`)
+// take turns: neither loses the other's.
+func TestPinsAtOnceKeepBoth(t *testing.T) {
+	orig, err := os.ReadFile("../../../images.lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "images.lock")
+	for round := range 10 {
+		os.WriteFile(p, orig, 0o644)
+		in, img := strings.Repeat(fmt.Sprint(round), 64), strings.Repeat("f", 64)
+		var wg sync.WaitGroup
+		for _, arch := range []string{"arm64", "x86_64"} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := Pin(p, "reference", arch, in, img); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		l, err := Read(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, _ := l.Entry("reference")
+		for _, arch := range []string{"arm64", "x86_64"} {
+			if e.Arches[arch].InputsSHA256 != in {
+				t.Fatalf("round %d: the %s pin was lost", round, arch)
+			}
+		}
+	}
+}
+
+// A process that waited while another fetched the image finds it there
+// and fetches nothing (this entry's package does not exist: a fetch fails).
+func TestFetchWaitsAndFindsTheImage(t *testing.T) {
+	data := []byte("a kernel image\n")
+	sum := sha256.Sum256(data)
+	a := ArchImage{Package: "smct-no-such-package", Version: "1", Path: "boot/vmlinuz", DebSHA256: strings.Repeat("0", 64), ImageSHA256: hex.EncodeToString(sum[:])}
+	e := &Entry{Name: "test", Kind: KindDebian, Arches: map[string]ArchImage{"arm64": a}}
+	cache := t.TempDir()
+	out := filepath.Join(cache, "images", a.ImageSHA256)
+	release, err := buildlock.Hold(out+".lock", "fetching", io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said bytes.Buffer
+	done := make(chan error)
+	go func() {
+		path, err := Fetch(e, arch.MustLookup("arm64"), cache, progress.New(&said))
+		if err == nil && path != out {
+			err = fmt.Errorf("Fetch() = %s, want %s", path, out)
+		}
+		done <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	if err := os.WriteFile(out, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	if err := <-done; err != nil {
+		t.Fatalf("the waiting fetch: %v", err)
+	}
+	if !strings.Contains(said.String(), "waiting for another smct fetching smct-no-such-package 1 (arm64)") {
+		t.Errorf("the waiting fetch did not say so: %q", said.String())
 	}
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/apt"
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/atomicfile"
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/korigin"
@@ -104,7 +105,7 @@ var Tools = []apt.Need{
 func (b Builder) Build() (*Result, error) {
 	a := b.Arch
 	// One builder at a time in this arch's build directory and cache.
-	release, err := buildlock.Hold(filepath.Join(b.CacheDir, "kbuild", a.Name+".lock"), "the "+a.Name+" reference kernel", b.Progress.Always())
+	release, err := buildlock.Hold(filepath.Join(b.CacheDir, "kbuild", a.Name+".lock"), "building the "+a.Name+" reference kernel", b.Progress.Always())
 	if err != nil {
 		return nil, err
 	}
@@ -173,17 +174,21 @@ func (b Builder) Store(key, out string, info []byte) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	for _, f := range []struct{ src, dst string }{{filepath.Join(out, b.Arch.BootImage), image}, {filepath.Join(out, ".config"), filepath.Join(dir, "config")}} {
-		if err := copyFile(f.src, f.dst+".tmp"); err != nil {
-			return "", err
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dir, "inputs.json"), info, 0o644); err != nil {
+	if err := atomicfile.Produce(filepath.Join(dir, "config"), 0o644, func(tmp string) error {
+		return copyFile(filepath.Join(out, ".config"), tmp)
+	}); err != nil {
 		return "", err
 	}
-	os.Rename(filepath.Join(dir, "config.tmp"), filepath.Join(dir, "config"))
+	if err := atomicfile.Write(filepath.Join(dir, "inputs.json"), info, 0o644); err != nil {
+		return "", err
+	}
 	// The image last: its presence marks the build complete.
-	return image, os.Rename(image+".tmp", image)
+	if err := atomicfile.Produce(image, 0o644, func(tmp string) error {
+		return copyFile(filepath.Join(out, b.Arch.BootImage), tmp)
+	}); err != nil {
+		return "", err
+	}
+	return image, nil
 }
 
 // inputs hashes everything the build depends on.
@@ -240,8 +245,11 @@ func (b Builder) tarballSHA256() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	os.MkdirAll(filepath.Dir(memo), 0o755)
-	return sum, os.WriteFile(memo, []byte(stamp+sum), 0o644)
+	// Builds of both arches may write it at once.
+	if err := os.MkdirAll(filepath.Dir(memo), 0o755); err != nil {
+		return "", err
+	}
+	return sum, atomicfile.Write(memo, []byte(stamp+sum), 0o644)
 }
 
 // compile prepares a patched tree for the key and builds it; it returns
@@ -254,21 +262,8 @@ func (b Builder) compile(a arch.Arch, key string) (string, error) {
 	src := filepath.Join(work, "src-"+b.Arch.Name)
 	out := filepath.Join(work, "out-"+b.Arch.Name)
 	log := filepath.Join(work, "build-"+b.Arch.Name+".log")
-	if _, err := os.Stat(filepath.Join(pristine, "Makefile")); err != nil {
-		step := announce(b.Progress, "unpacking %s", tarball)
-		os.RemoveAll(pristine)
-		tmp := pristine + ".tmp"
-		os.RemoveAll(tmp)
-		if err := os.MkdirAll(tmp, 0o755); err != nil {
-			return "", err
-		}
-		if err := run(tmp, nil, "tar", "--strip-components=1", "-xf", tarball); err != nil {
-			return "", err
-		}
-		if err := os.Rename(tmp, pristine); err != nil {
-			return "", err
-		}
-		step()
+	if err := b.unpackPristine(pristine); err != nil {
+		return "", err
 	}
 	if stamp, err := os.ReadFile(filepath.Join(src, ".patched")); err != nil || string(stamp) != key {
 		step := announce(b.Progress, "applying kernel/patches")
@@ -291,6 +286,41 @@ func (b Builder) compile(a arch.Arch, key string) (string, error) {
 		step()
 	}
 	return out, b.Make(work, src, out, log, b.fragments())
+}
+
+// unpackPristine unpacks the source tarball into pristine unless it is
+// there. Both arches' builds share it, each under its own arch's lock:
+// this lock keeps a second from unpacking (or removing) it at once.
+func (b Builder) unpackPristine(pristine string) error {
+	made := func() bool { _, err := os.Stat(filepath.Join(pristine, "Makefile")); return err == nil }
+	if made() {
+		return nil
+	}
+	release, err := buildlock.Hold(pristine+".lock", "unpacking "+tarball, b.Progress.Always())
+	if err != nil {
+		return err
+	}
+	defer release()
+	if made() {
+		return nil
+	}
+	step := announce(b.Progress, "unpacking %s", tarball)
+	os.RemoveAll(pristine)
+	// A fixed name, under the lock: the next unpack clears a killed one's
+	// half tree (1.5 GB) instead of leaving it beside.
+	tmp := pristine + ".tmp"
+	os.RemoveAll(tmp)
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return err
+	}
+	if err := run(tmp, nil, "tar", "--strip-components=1", "-xf", tarball); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, pristine); err != nil {
+		return err
+	}
+	step()
+	return nil
 }
 
 // fragments are the config fragments of the reference kernel and of a

@@ -105,7 +105,7 @@ func (t LocalTree) Build() (*Result, TreeState, error) {
 		return nil, state, err
 	}
 	work := localWork(t.CacheDir, t.Dir, a.Name)
-	release, err := buildlock.Hold(work+".lock", "the "+a.Name+" kernel of "+t.Dir, t.Progress.Always())
+	release, err := buildlock.Hold(work+".lock", "building the "+a.Name+" kernel of "+t.Dir, t.Progress.Always())
 	if err != nil {
 		return nil, state, err
 	}

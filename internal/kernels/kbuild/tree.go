@@ -97,7 +97,7 @@ func (b TreeBuilder) Build() (*Result, error) {
 		return nil, err
 	}
 	// One builder at a time in this entry's tree and build directory.
-	release, err := buildlock.Hold(filepath.Join(b.CacheDir, "treebuild", b.Entry.Name+"-"+b.Arch.Name+".lock"), "the "+b.Entry.Name+" "+b.Arch.Name+" kernel", b.Progress.Always())
+	release, err := buildlock.Hold(filepath.Join(b.CacheDir, "treebuild", b.Entry.Name+"-"+b.Arch.Name+".lock"), "building the "+b.Entry.Name+" "+b.Arch.Name+" kernel", b.Progress.Always())
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,8 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
+
+	"github.com/ftrace-stackmap/conformance/internal/atomicfile"
 )
 
 // Format is how the kernel is packaged.
@@ -156,26 +158,25 @@ func ExtractVmlinux(bzImage, out string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %v", bzImage, err)
 	}
-	tmp := out + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(f, r)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		var info Info
-		if info, err = Inspect(tmp); err == nil && info.Format != ELF {
+	err = atomicfile.Produce(out, 0o644, func(tmp string) error {
+		f, err := os.Create(tmp)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(f, r)
+		if err = errors.Join(err, f.Close()); err != nil {
+			return err
+		}
+		info, err := Inspect(tmp)
+		if err == nil && info.Format != ELF {
 			err = fmt.Errorf("payload is %s, want ELF", info.Format)
 		}
-	}
+		return err
+	})
 	if err != nil {
-		os.Remove(tmp)
 		return fmt.Errorf("%s: unpacking vmlinux: %v", bzImage, err)
 	}
-	return os.Rename(tmp, out)
+	return nil
 }
 
 func decompressor(p []byte) (io.Reader, error) {
