@@ -95,8 +95,8 @@ func TestWriteKCIDB(t *testing.T) {
 	}
 	var doc struct{ Checkouts, Builds, Tests []map[string]any }
 	json.Unmarshal(js, &doc)
-	if len(doc.Checkouts) != 1 || len(doc.Builds) != 2 || len(doc.Tests) != 4 {
-		t.Errorf("%d checkouts, %d builds, %d tests; want 1, 2 and 4", len(doc.Checkouts), len(doc.Builds), len(doc.Tests))
+	if len(doc.Checkouts) != 1 || len(doc.Builds) != 2 || len(doc.Tests) != 6 {
+		t.Errorf("%d checkouts, %d builds, %d tests; want 1, 2 and 6 (two specs and the verdict a run)", len(doc.Checkouts), len(doc.Builds), len(doc.Tests))
 	}
 	if id, _ := doc.Tests[0]["id"].(string); !strings.HasPrefix(id, "lab_1:") {
 		t.Errorf("test id %q, want KCIDB_ORIGIN's", id)
