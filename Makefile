@@ -23,6 +23,7 @@
 #                      LAVA's log of a job judged as a run here: same reports, verdict and exit status
 #   make matrix LAVA=1 [LAVA_URL=] [NOTIFY=]  the matrix's LAVA jobs instead of its runs
 #   make test          imports checked, unit tests and end-to-end boots of both arches
+#   make fuzz [FUZZTIME=2m]  the console's and LAVA log's readers under Go's fuzzer
 #   make fmt           group every file's imports as the check wants them
 #
 # Exit status of qemu-test: 0 no spec failed, 1 a spec failed, 2 no verdict;
@@ -74,7 +75,7 @@ LAVA    ?=
 LAVA_URL ?=
 CLAIMS  ?=
 
-.PHONY: go-check imports-check fmt qemu-test claims kernel mutants stress matrix bench review reply lava-job lava-results lab lab-stop test unit-test smct clean
+.PHONY: go-check imports-check fmt qemu-test claims kernel mutants stress matrix bench review reply lava-job lava-results lab lab-stop test unit-test fuzz smct clean
 
 # Go and the version go.mod asks for, checked before anything else: a
 # fresh machine may have neither, and Go's own message would not say how.
@@ -181,6 +182,14 @@ fmt: go-check
 
 unit-test:
 	$(GO) test -count=1 ./...
+
+# The readers of what comes back from a guest, under Go's fuzzer: the
+# console's frames (FuzzJudge) and LAVA's log (FuzzResults), each seeded
+# with a recorded failing run, FUZZTIME each; make test runs the seeds.
+FUZZTIME ?= 2m
+fuzz: go-check
+	$(GO) test -run '^$$' -fuzz '^FuzzJudge$$' -fuzztime $(FUZZTIME) ./internal/qemutest
+	$(GO) test -run '^$$' -fuzz '^FuzzResults$$' -fuzztime $(FUZZTIME) ./internal/lava
 
 clean:
 	rm -rf bin build

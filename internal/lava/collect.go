@@ -16,7 +16,6 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
-	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
 
@@ -157,20 +156,37 @@ func (l *Log) machine(job, logFile string) string {
 }
 
 // Agreement compares the cases LAVA recorded with the run's verdict of the
-// same specs: how many agree, and each that does not, or that LAVA has for
-// a spec the verdict does not count. Each spec has a case name of its own;
-// a log of a suite that named a case after its boot and requirements only
-// (default.SM-RESET-01, for every spec of it) has its cases matched with
-// those specs' classes as a whole, in any order.
-func (l *Log) Agreement(s report.Summary) (agree int, differ []string) {
+// same specs and checks: how many agree, and each that does not, or that
+// LAVA has for something the verdict does not judge. Each spec has a case
+// name of its own; a log of a suite that named a case after its boot and
+// requirements only (default.SM-RESET-01, for every spec of it) has its
+// cases matched with those specs' classes as a whole, in any order. The
+// guest's own cases, each boot's kernel-log check and verdict, and the
+// case of a kernel that panicked are matched with what the run made of
+// that boot.
+func (l *Log) Agreement(res *results.Result) (agree int, differ []string) {
 	classes := map[string][]contract.Class{}
-	for _, sp := range s.Specs {
+	for _, sp := range res.Summary.Specs {
 		classes[sp.Name] = append(classes[sp.Name], sp.Class)
 		if old := sp.Boot + "." + strings.Join(sp.IDs, "+"); old != sp.Name && len(sp.IDs) > 0 {
 			classes[old] = append(classes[old], sp.Class)
 		}
 	}
+	died := map[string]bool{}
+	for boot, c := range bootClasses(res) {
+		classes[boot+".kernel-log"] = []contract.Class{c.kernelLog}
+		classes[boot+".verdict"] = []contract.Class{c.verdict}
+		died[boot] = c.died
+	}
 	for _, c := range l.Cases {
+		if c.ID == PanicCase {
+			if boot := strings.TrimPrefix(c.Suite, Suite("")); died[boot] && c.Result == "fail" {
+				agree++
+			} else {
+				differ = append(differ, fmt.Sprintf("%s/%s: the kernel panicked in LAVA, not in the verdict", c.Suite, c.Name))
+			}
+			continue
+		}
 		left, ok := classes[c.ID]
 		i := slices.IndexFunc(left, func(cl contract.Class) bool { return fixup[string(cl)] == c.Result })
 		switch {
@@ -184,4 +200,47 @@ func (l *Log) Agreement(s report.Summary) (agree int, differ []string) {
 		}
 	}
 	return agree, differ
+}
+
+// bootClass is what a run made of one boot, as the guest's own cases say
+// it: its kernel-log check, its verdict, and whether it died.
+type bootClass struct {
+	kernelLog, verdict contract.Class
+	died               bool
+}
+
+// bootClasses are the run's boots as their guests' cases would have them.
+func bootClasses(res *results.Result) map[string]bootClass {
+	rank := map[contract.Class]int{contract.Pass: 0, contract.Unsupported: 0, contract.Unresolved: 1, contract.Fail: 2}
+	out := map[string]bootClass{}
+	for _, br := range res.Boots {
+		if br.Boot != nil && !br.Control {
+			out[br.Plan.Name] = bootClass{kernelLog: contract.Pass, verdict: contract.Pass, died: br.Boot.Panic != ""}
+		}
+	}
+	worse := func(boot string, c contract.Class) {
+		b := out[boot]
+		if rank[c] > rank[b.verdict] {
+			b.verdict = c
+		}
+		out[boot] = b
+	}
+	for _, k := range res.KernelLogs {
+		b := out[k.Boot]
+		b.kernelLog = k.Class()
+		out[k.Boot] = b
+		worse(k.Boot, k.Class())
+	}
+	for _, sp := range res.Summary.Specs {
+		if _, made := out[sp.Boot]; made {
+			worse(sp.Boot, sp.Class)
+		}
+	}
+	for _, u := range res.Unjudged {
+		if b, made := out[u.Boot]; made {
+			b.verdict = contract.Unresolved
+			out[u.Boot] = b
+		}
+	}
+	return out
 }

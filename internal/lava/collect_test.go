@@ -84,7 +84,7 @@ func TestResultsOfAJob(t *testing.T) {
 			if res.ExitCode() != tc.code || res.ClosingLine() != tc.closing {
 				t.Errorf("exit %d, %q; want %d, %q", res.ExitCode(), res.ClosingLine(), tc.code, tc.closing)
 			}
-			if agree, differ := l.Agreement(res.Summary); agree != 2 || len(differ) > 0 {
+			if agree, differ := l.Agreement(res); agree != 2 || len(differ) > 0 {
 				t.Errorf("LAVA's cases: %d agree, otherwise %v", agree, differ)
 			}
 			if !strings.Contains(res.Machine, `LAVA job "stackmap conformance reference x86_64`) || res.Source != "IMAGE=reference (built from kernel/)" {

@@ -107,7 +107,7 @@ func AsInfra(err error) error {
 // Agreement says whether LAVA recorded each spec's case as the run's
 // verdict has it.
 func Agreement(l *Log, res *results.Result) string {
-	agree, differ := l.Agreement(res.Summary)
+	agree, differ := l.Agreement(res)
 	line := fmt.Sprintf("lava: %d test cases recorded by LAVA as the suite judged them", agree)
 	if len(differ) > 0 {
 		line += fmt.Sprintf("; %d otherwise:\n  %s", len(differ), strings.Join(differ, "\n  "))

@@ -8,6 +8,7 @@ package mutants
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -253,6 +254,13 @@ func boot(ctx context.Context, rn *qemutest.Runner, o qemutest.Options, f Fault,
 	sort.Strings(row.Failed)
 	sort.Strings(row.Unresolved)
 	sort.Strings(row.Warned)
+	// A boot that could not be judged leaves the row without a verdict
+	// unless what was judged decides it: the fault's failure, or a kernel
+	// that must pass failing.
+	decided := slices.Contains(row.Failed, row.Want) || row.mustPass() && len(row.Failed) > 0
+	if len(res.Unjudged) > 0 && !decided {
+		row.Err = errors.New(res.Verdict())
+	}
 	return row
 }
 

@@ -36,14 +36,15 @@ func (r *run) bootOnce(ctx context.Context, plan contract.BootPlan, filter strin
 	if err != nil {
 		return nil, res, console, err
 	}
-	if how := deathOf(res); how != "" {
-		return nil, res, console, &BootDied{Boot: plan.Name, Params: plan.Append, How: how, Console: console}
-	}
 	c, err := Judge(console, filepath.Join(dir, "console.log"), plan.Name, res)
 	if c != nil {
 		if werr := keepFiles(dir, c.Files); werr != nil {
 			return c, res, console, werr
 		}
+	}
+	if how := deathOf(res); how != "" {
+		// What did arrive is kept for the reader, and names what did not.
+		return c, res, console, &BootDied{Boot: plan.Name, Params: plan.Append, How: how, Console: console}
 	}
 	if err != nil {
 		return c, res, console, &Unjudged{Boot: plan.Name, Err: err}

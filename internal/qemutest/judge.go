@@ -54,6 +54,11 @@ func Judge(console []byte, log, name string, boot *qemu.Result) (*Carried, error
 		return nil, fmt.Errorf("reading %s: %w", log, err)
 	}
 	out := &Carried{Files: c.Files}
+	for _, f := range c.Lost() {
+		if f != "report.json" { // the error names it
+			out.Lost = append(out.Lost, f+" "+c.Missing(f))
+		}
+	}
 	if err := untrusted(c, boot, log, name, "report.json"); err != nil {
 		return out, err
 	}
@@ -69,9 +74,6 @@ func Judge(console []byte, log, name string, boot *qemu.Result) (*Carried, error
 		return out, fmt.Errorf("no spec ran: check LABELS")
 	case (c.Exit == 0) != s.Succeeded:
 		return out, fmt.Errorf("suite exit code %d disagrees with its report (succeeded=%v)", c.Exit, s.Succeeded)
-	}
-	for _, f := range c.Lost() {
-		out.Lost = append(out.Lost, f+" "+c.Missing(f))
 	}
 	out.Reports = reports
 	return out, nil

@@ -167,7 +167,11 @@ func (r *run) keep(ctx context.Context, m *made) error {
 // unjudged keeps a boot whose specs cannot be judged: each is UNRESOLVED,
 // naming the boot and why.
 func (r *run) unjudged(plan contract.BootPlan, specs types.SpecReports, why error) {
-	r.res.Unjudged = append(r.res.Unjudged, results.BootNote{Boot: plan.Name, Note: why.Error()})
+	n := results.BootNote{Boot: plan.Name, Note: why.Error()}
+	if died := new(BootDied); errors.As(why, &died) {
+		n.Died = died.How
+	}
+	r.res.Unjudged = append(r.res.Unjudged, n)
 	r.add(plan, unresolvedAs(plan, specs, "boot "+plan.Name+" cannot be judged: "+why.Error()))
 }
 

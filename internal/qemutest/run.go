@@ -71,6 +71,8 @@ type Runner struct {
 	preparing sync.Mutex
 	kvmMu     sync.Mutex
 	kvm       map[string]*kvmAnswer // what probing KVM with a kernel found, by QEMU and kernel
+	// specs are the suite's specs when known beforehand (KnownSpecs).
+	specs types.SpecReports
 	// probeKVM and kvmHost stand in for qemu.KVMWorks and hostKVM in tests.
 	probeKVM func(qemu.Machine, string) error
 	kvmHost  func() (kvmInputs, error)

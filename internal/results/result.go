@@ -124,6 +124,9 @@ type KernelLog struct {
 // whole when Boot is "".
 type BootNote struct {
 	Boot, Note string
+	// Died says how the boot's kernel died before its suite reported (a
+	// panic, a hang, no init), "" when it did not.
+	Died string
 }
 
 // Unjudged says, on one line, what of the run could not be judged.

@@ -188,6 +188,17 @@ func (w Walker) step(ctx context.Context, st *Step, a arch.Arch, src, resultsDir
 		return nil
 	}
 	st.Build, st.Boot = stepOK, stepOK
+	for _, u := range res.Unjudged {
+		if u.Boot == contract.DefaultBoot && u.Died != "" {
+			st.Boot = report.OneLine(u.Died)
+			st.Problems = append(st.Problems, "does not boot: "+st.Boot)
+			return nil
+		}
+	}
+	if len(res.Unjudged) > 0 && res.ExitCode() == 2 && st.Infra == "" {
+		// Nothing that was judged failed: no verdict for this prefix.
+		st.Infra = res.Unjudged[0].Unjudged()
+	}
 	st.Uname = res.Summary.Kernel
 	st.Claims = res.Claims
 	st.Classes, st.Reasons = map[string]contract.Class{}, map[string]string{}
