@@ -13,10 +13,10 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/ftrace-stackmap/conformance/internal/consoleframe"
+	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
-	"github.com/ftrace-stackmap/conformance/internal/progress"
 )
 
 // failingLogs are recorded LAVA logs of runs that failed: lava-run's

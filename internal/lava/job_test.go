@@ -281,11 +281,9 @@ print(" ".join(out))
 `
 	fix, _ := json.Marshal(fixup)
 	for console, want := range map[string]string{
-		"SMCT-CASE default.SM-RESET-01.sleeper PASS\r\r\nSMCT-CASE default.SM-OPT-01 FAIL\r\nSMCT-CASE default.kernel-log PASS\r\nSMCT-EXIT code=1 frames=report.json\r\n":
-			"default_sm_reset_01_sleeper=pass default_sm_opt_01=fail default_kernel_log=pass end",
-		"SMCT-CASE bits-12.SM-BOOT-02 PASS\r\n[   12.5] Kernel panic - not syncing: Attempted to kill init! exitcode=0x00000009\r\n[   12.6] CPU: 0 PID: 1\r\n":
-			"bits_12_sm_boot_02=pass kernel=fail end",
-		"SMCT-CASE default.verdict UNRESOLVED\r\nSMCT-GUEST-ERROR suite did not finish within 280s\r\n": "default_verdict=fail end",
+		"SMCT-CASE default.SM-RESET-01.sleeper PASS\r\r\nSMCT-CASE default.SM-OPT-01 FAIL\r\nSMCT-CASE default.kernel-log PASS\r\nSMCT-EXIT code=1 frames=report.json\r\n": "default_sm_reset_01_sleeper=pass default_sm_opt_01=fail default_kernel_log=pass end",
+		"SMCT-CASE bits-12.SM-BOOT-02 PASS\r\n[   12.5] Kernel panic - not syncing: Attempted to kill init! exitcode=0x00000009\r\n[   12.6] CPU: 0 PID: 1\r\n":            "bits_12_sm_boot_02=pass kernel=fail end",
+		"SMCT-CASE default.verdict UNRESOLVED\r\nSMCT-GUEST-ERROR suite did not finish within 280s\r\n":                                                                    "default_verdict=fail end",
 		"SMCT-CASE default.SM-OPT-01 UNSUPPORTED\r\n": "default_sm_opt_01=skip timeout",
 	} {
 		cmd := exec.Command(py, "-c", script, monitorEnd, monitorPattern, string(fix))
