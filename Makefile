@@ -188,8 +188,8 @@ unit-test:
 # with a recorded failing run, FUZZTIME each; make test runs the seeds.
 FUZZTIME ?= 2m
 fuzz: go-check
-	$(GO) test -run '^$$' -fuzz '^FuzzJudge$$' -fuzztime $(FUZZTIME) ./internal/qemutest
-	$(GO) test -run '^$$' -fuzz '^FuzzResults$$' -fuzztime $(FUZZTIME) ./internal/lava
+	$(GO) test -run '^$$' -fuzz '^FuzzJudge$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/qemutest
+	$(GO) test -run '^$$' -fuzz '^FuzzResults$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/lava
 
 clean:
 	rm -rf bin build

@@ -42,7 +42,12 @@ func (r *run) bootOnce(ctx context.Context, plan contract.BootPlan, filter strin
 			return c, res, console, werr
 		}
 	}
-	if how := deathOf(res); how != "" {
+	ended := *res
+	if c != nil && c.Spoke {
+		// The init ran, even if the line that says it started was lost.
+		ended.Reached = true
+	}
+	if how := deathOf(&ended); how != "" {
 		// What did arrive is kept for the reader, and names what did not.
 		return c, res, console, &BootDied{Boot: plan.Name, Params: plan.Append, How: how, Console: console}
 	}

@@ -29,9 +29,13 @@ import (
 type Carried struct {
 	Files   map[string][]byte
 	Reports []types.Report
-	// Lost says, for each frame the guest sent that did not arrive whole
-	// and that the verdict does not rest on, what became of it.
+	// Lost says, for each frame the guest sent that did not arrive whole,
+	// what became of it.
 	Lost []string
+	// Spoke says the guest's init wrote on the console: a frame, whole or
+	// not, an exit line or an error. Its init ran, whatever else the
+	// console lost.
+	Spoke bool
 }
 
 // KernelLog is the guest's kernel log, and whether it arrived at all.
@@ -53,11 +57,9 @@ func Judge(console []byte, log, name string, boot *qemu.Result) (*Carried, error
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", log, err)
 	}
-	out := &Carried{Files: c.Files}
+	out := &Carried{Files: c.Files, Spoke: len(c.Files) > 0 || c.HaveExit || len(c.GuestErrors) > 0 || len(c.Problems) > 0}
 	for _, f := range c.Lost() {
-		if f != "report.json" { // the error names it
-			out.Lost = append(out.Lost, f+" "+c.Missing(f))
-		}
+		out.Lost = append(out.Lost, f+" "+c.Missing(f))
 	}
 	if err := untrusted(c, boot, log, name, "report.json"); err != nil {
 		return out, err

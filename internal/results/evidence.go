@@ -129,7 +129,7 @@ func Evidence(res *Result) string {
 	}
 	b.WriteString(decoderText(res, "\n", "  "))
 	if len(res.Lost) > 0 {
-		b.WriteString("\nframes that did not arrive whole (no verdict rests on them):\n")
+		b.WriteString("\nframes that did not arrive whole:\n")
 		for _, l := range res.Lost {
 			b.WriteString(wrap("  ", "    ", "boot "+l.Boot+": "+l.Note))
 		}

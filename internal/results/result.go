@@ -81,9 +81,9 @@ type Result struct {
 	// their kernel died. Their specs are UNRESOLVED; every other boot's
 	// verdicts stand, and a failure among them fails the run.
 	Unjudged []BootNote
-	// Lost are the frames of judged boots that did not arrive whole and
-	// that no verdict rests on (a capture, the selftests' logs), each
-	// named with what became of it.
+	// Lost are the frames of the boots that did not arrive whole, each
+	// named with what became of it: of a judged boot, frames no verdict
+	// rests on (a capture, the selftests' logs).
 	Lost []BootNote
 	// Selftests are the verdicts of the tree's own ftracetest, when asked
 	// for; SelftestsNote says why there are none, or what went wrong.
