@@ -139,8 +139,9 @@ var controlPlan = contract.BootPlan{Name: "control", Labels: "BASE-TRACEFS-01"}
 // controlBoot makes the control boot after died, when no boot without
 // parameters has been made yet. Its result is not reported, only whether
 // the kernel reached the suite: if it did not, nothing can be blamed on
-// the parameter and the dead boot's specs cannot be judged (an
-// *Unjudged error); an error of this machine is an *InfraError.
+// the parameter and the dead boots' specs cannot be judged (an
+// *Unjudged error of the control boot); an error of this machine is an
+// *InfraError.
 func (r *run) controlBoot(ctx context.Context, died *BootDied) error {
 	_, boot, console, err := r.bootOnce(ctx, controlPlan, controlPlan.Labels, nil, r.o.Progress)
 	r.sawConsole(console)
@@ -151,7 +152,7 @@ func (r *run) controlBoot(ctx context.Context, died *BootDied) error {
 	case err == nil:
 		return nil
 	case ctx.Err() == nil && (errors.As(err, &died2) || errors.As(err, &unjudged)):
-		return &Unjudged{Boot: died.Boot, Err: fmt.Errorf("%v; and a control boot without its parameters failed too: %w", died, err)}
+		return &Unjudged{Boot: controlPlan.Name, Err: err}
 	}
 	return infra("%v; and a control boot without its parameters failed too: %w", died, err)
 }

@@ -5,6 +5,7 @@ package qemutest
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/onsi/ginkgo/v2/types"
 
@@ -131,13 +132,17 @@ func (r *run) keep(ctx context.Context, m *made) error {
 		// failure of its specs, once a boot without the parameter shows
 		// that the kernel itself comes up.
 		if !r.bootsUp {
-			err := r.controlBoot(ctx, died)
-			if errors.As(err, &unjudged) {
-				r.unjudged(plan, m.chosen, err)
+			if r.controlDied == nil {
+				r.controlDied = r.controlBoot(ctx, died)
+			}
+			if errors.As(r.controlDied, &unjudged) {
+				// One control boot tells for every boot that died: the
+				// kernel does not come up without their parameters either.
+				r.unjudged(plan, m.chosen, fmt.Errorf("%v; and a control boot without its parameters failed too: %w", died, unjudged.Err))
 				return nil
 			}
-			if err != nil {
-				return err
+			if r.controlDied != nil {
+				return r.controlDied
 			}
 			r.bootsUp = true
 		}

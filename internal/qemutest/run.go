@@ -168,6 +168,9 @@ type run struct {
 	reports   []types.Report   // Ginkgo's, of every boot kept so far
 	summaries []report.Summary // theirs, boot by boot
 	bootsUp   bool             // a boot without a plan's parameters reached the suite
+	// controlDied is how the control boot failed, once one has: the next
+	// boot that dies on its parameters is not given another.
+	controlDied error
 	booter    booter           // makes each boot; nil boots here, under QEMU
 	// kvmRemembered is the remembered answer that put the run under KVM,
 	// and forgetKVM forgets it, when a boot shows it wrong.
