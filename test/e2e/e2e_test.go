@@ -466,8 +466,9 @@ func TestTwoRunsAtOnceShareTheBuild(t *testing.T) {
 
 // Two terminals on an empty cache: two full runs of an arch start at once
 // and both prepare what a run prepares into the cache and build/<arch>/
-// (the vmlinux unpacked from x86_64's bzImage, the KVM probe where the
-// host has KVM, the tarball's hash, the initramfs and its spec listing).
+// (the KVM probe where the host has KVM, the tarball's hash, the
+// initramfs and its spec listing; a bzImage's vmlinux, for a kernel given
+// as one).
 // Each ends as a run alone does; each entry is prepared once, and no
 // temporary file is left. About two to four minutes under emulation.
 func TestTwoRunsAtOnceOnAnEmptyCache(t *testing.T) {
@@ -487,8 +488,10 @@ func TestTwoRunsAtOnceOnAnEmptyCache(t *testing.T) {
 				}
 			}
 			stderr := outs[0].stderr + outs[1].stderr
-			if n := strings.Count(stderr, "for a PVH boot ..."); name == "x86_64" && n != 1 {
-				t.Errorf("the vmlinux was unpacked %d times, want once", n)
+			// The reference kernel is built as an ELF vmlinux: nothing to
+			// unpack; a bzImage would be unpacked by one run alone.
+			if n := strings.Count(stderr, "for a PVH boot ..."); n > 1 {
+				t.Errorf("the vmlinux was unpacked %d times, want at most once", n)
 			}
 			if n := strings.Count(stderr, "probing KVM with the kernel ("+name+") ..."); n > 1 {
 				t.Errorf("KVM was probed %d times, want at most once", n)
