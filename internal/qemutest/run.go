@@ -171,7 +171,7 @@ type run struct {
 	// controlDied is how the control boot failed, once one has: the next
 	// boot that dies on its parameters is not given another.
 	controlDied error
-	booter    booter           // makes each boot; nil boots here, under QEMU
+	booter      booter // makes each boot; nil boots here, under QEMU
 	// kvmRemembered is the remembered answer that put the run under KVM,
 	// and forgetKVM forgets it, when a boot shows it wrong.
 	kvmRemembered *kvmAnswer
