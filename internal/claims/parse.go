@@ -4,7 +4,9 @@ package claims
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -171,4 +173,40 @@ func Duplicates(blocks []stackmapfmt.Block) (stacks, split, extraIDs int) {
 		}
 	}
 	return len(ids), split, extraIDs
+}
+
+// SelfConsistent checks what the series says of a map's entries, duplicates
+// or not: each is an entry of its own, whose id resolves and whose ref
+// count is the number of events trace shows under that id (so the ids of
+// a stack split over several add up to its events). ids are the
+// <stack_id N> of trace, in order; lost says the ring buffer lost events,
+// so that a ref count may exceed what trace still shows, never fall short.
+// It returns what it found wrong, at most a few, and how many it found.
+func SelfConsistent(blocks []stackmapfmt.Block, ids []int, lost bool) (problems []string, n int) {
+	events := map[int]int{}
+	for _, id := range ids {
+		events[id]++
+	}
+	known := map[int]bool{}
+	for _, b := range blocks {
+		known[b.ID] = true
+	}
+	bad := func(format string, args ...any) {
+		if n++; len(problems) < 3 {
+			problems = append(problems, fmt.Sprintf(format, args...))
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(events)) {
+		if !known[id] {
+			bad("<stack_id %d> appears %d times in trace and names no block of stack_map", id, events[id])
+		}
+	}
+	// A stack split over several ids adds up to its events once each of
+	// its ids counts its own.
+	for _, b := range blocks {
+		if e := events[b.ID]; b.Ref < e || !lost && b.Ref != e {
+			bad("stack_id %d: ref %d, but trace shows %d events under it", b.ID, b.Ref, e)
+		}
+	}
+	return problems, n
 }

@@ -113,4 +113,13 @@ type Dedup struct {
 	Stacks       int `json:"stacks"`
 	SplitStacks  int `json:"split_stacks"`
 	DuplicateIDs int `json:"duplicate_ids"`
+	// What each round's entries, duplicates among them, showed against
+	// the <stack_id N> of trace (SelfConsistent): the entries checked,
+	// the rounds whose ring buffer lost events (a ref count may then
+	// exceed what trace shows), and the first inconsistencies found with
+	// how many there were.
+	Checked      int      `json:"checked"`
+	LostRounds   int      `json:"lost_rounds"`
+	Inconsistent []string `json:"inconsistent,omitempty"`
+	Faults       int      `json:"faults"`
 }

@@ -120,8 +120,41 @@ func (m *meter) dedup() error {
 		d.Stacks += stacks
 		d.SplitStacks += split
 		d.DuplicateIDs += extra
+		if err := m.consistent(d, blocks, cpus); err != nil {
+			return err
+		}
 	}
 	m.s.Dedup = d
+	return nil
+}
+
+// consistent holds a round's entries to the <stack_id N> of trace: what
+// the series says of a duplicate ("a self-consistent entry with its own
+// stack_id") is checkable of every entry.
+func (m *meter) consistent(d *claims.Dedup, blocks []stackmapfmt.Block, cpus int) error {
+	text, err := m.t.Read("trace")
+	if err != nil {
+		return err
+	}
+	lost := false
+	for cpu := range cpus {
+		st, err := m.cpuStats(cpu)
+		if err != nil {
+			return err
+		}
+		lost = lost || st.Overrun > 0
+	}
+	if lost {
+		d.LostRounds++
+	}
+	problems, n := claims.SelfConsistent(blocks, stackmapfmt.ParseTrace(text).IDs, lost)
+	d.Checked += len(blocks)
+	d.Faults += n
+	for _, p := range problems {
+		if len(d.Inconsistent) < 3 {
+			d.Inconsistent = append(d.Inconsistent, fmt.Sprintf("round %d: %s", d.Rounds, p))
+		}
+	}
 	return nil
 }
 
