@@ -11,10 +11,12 @@
 //
 // and ends with one status line, "SMCT-EXIT code=N frames=a,b,c" (the
 // manifest: every frame it sent, so the host can name one that did not
-// arrive), or "SMCT-GUEST-ERROR msg" when it could not run the suite. A runner that reads results off the
-// console as they come (a LAVA monitor) may also be given a line per spec,
-// "SMCT-CASE <name> <class>"; the host's verdict comes from the frames. Kernel messages may land between lines; a
-// body line with any character outside base64 is taken for one and skipped.
+// arrive), or "SMCT-GUEST-ERROR msg" when it could not run the suite. A
+// runner that reads results off the console as they come (a LAVA monitor)
+// may also be given a line per spec, "SMCT-CASE <name> <class>"; the
+// host's verdict comes from the frames. Kernel messages may land between
+// lines; a body line with any character outside base64 is taken for one
+// and skipped.
 // A frame whose size or checksum does not match is reported, never used.
 package consoleframe
 
