@@ -412,7 +412,7 @@ func (r *Report) hotPath(s *Sample) {
 }
 
 func (r *Report) dedup(s *Sample) {
-	const what = "deduplication is best-effort: a few duplicates when CPUs race"
+	const what = "deduplication is best-effort: a small number of duplicates when CPUs race"
 	if s == nil || s.Dedup == nil {
 		r.missing("dedup", what, "a small number under heavy contention", why(s, PartDedup, r.Boots))
 		return

@@ -18,6 +18,7 @@ var Rules = []string{
 	"fallback: " + ruleFall,
 	"eager pool: " + ruleEager,
 	"dedup: " + ruleDedup,
+	"dedup.lookup: " + ruleLookup,
 }
 
 // JSON is claims.json.
