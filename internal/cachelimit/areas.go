@@ -52,7 +52,7 @@ var areas = []struct {
 	{"images", "fetched Debian kernels and tools, by sha256", 512 * miB, lru, ownLocks},
 	{"kvm-probe", "KVM probes' answers, by kernel, QEMU and host", miB, lru, ownLocks},
 	// A kernel's build tree is about 1 GB: keep the newest few.
-	{"kbuild", "the reference kernel's trees, by arch, and the unpacked source", 5 * giB / 2, lru, buildTrees},
+	{"kbuild", "the reference kernel's trees, by arch and lane, and the unpacked source", 5 * giB / 2, lru, buildTrees},
 	{"treebuild", "b4 entries' and TREE= builds, by tree and arch", 2 * giB, lru, ownLocks},
 	{"review", "a series walk's checkout", 2 * giB, lru, walkCheckout},
 	// Made once by test/e2e and only read by smct (a test's walk borrows
@@ -276,17 +276,20 @@ func unlocked(_, dir string) []Entry {
 	return es
 }
 
-// buildTrees are kbuild's, as it lays them out: per arch the patched
-// source, the build directory and its log, under the arch's lock; and the
-// unpacked tarball, which either arch's build reads (and links its source
-// to) under its own lock.
+// buildTrees are kbuild's, as it lays them out: per arch and lane (plain,
+// and sanitized: <arch>-sanitized) the patched source, the build
+// directory and its log, under the lane's lock; and the unpacked tarball,
+// which every lane's build reads (and links its source to) under its own
+// lock.
 func buildTrees(_, dir string) []Entry {
 	var es []Entry
 	every := []string{filepath.Join(dir, "pristine.lock")}
 	for _, a := range arch.Names() {
-		lock := filepath.Join(dir, a+".lock")
-		every = append(every, lock)
-		es = present(es, Entry{Name: a, Paths: in(dir, "src-"+a, "out-"+a, "build-"+a+".log"), Locks: []string{lock}})
+		for _, name := range []string{a, a + "-sanitized"} {
+			lock := filepath.Join(dir, name+".lock")
+			every = append(every, lock)
+			es = present(es, Entry{Name: name, Paths: in(dir, "src-"+name, "out-"+name, "build-"+name+".log"), Locks: []string{lock}})
+		}
 	}
 	return present(es, Entry{Name: "pristine", Paths: in(dir, "pristine", "pristine.tmp"), Locks: every})
 }

@@ -47,6 +47,10 @@ type Request struct {
 	// Require is REQUIRE=: whether UNSUPPORTED stackmap specs fail the
 	// run; RequireAuto decides by the kernel (see Result.Required).
 	Require report.Require
+	// Sanitize is SANITIZE=1: the kernel built in the sanitized lane
+	// (the tree's debug.config: KASAN, lockdep, UBSAN, ...), or a
+	// KERNEL= whose config has KASAN on.
+	Sanitize bool
 }
 
 // DefaultFtraceMatch picks the tree's selftests run by FTRACETEST=: those

@@ -120,7 +120,7 @@ func (w Walker) Walk(ctx context.Context, s Series, tree, dir string) (*Walk, er
 				return walk, err
 			}
 			if k > 0 && st.built {
-				st.Warnings = warningsIn(kbuild.LocalBuildLog(w.Options.CacheDir, src, arch), src, touched(s.Patches[k-1]))
+				st.Warnings = warningsIn(kbuild.LocalBuildLog(w.Options.CacheDir, src, arch, w.Options.Sanitize), src, touched(s.Patches[k-1]))
 			}
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -48,6 +49,11 @@ type Inputs struct {
 	SourceSHA256  string            `json:"source_sha256"`
 	Files         map[string]string `json:"files"` // patches and fragments: path -> sha256
 	Compiler      string            `json:"compiler"`
+	// Sanitize is the sanitized lane, and DebugConfig the sha256 of the
+	// source's debug.config it merges; both absent from a plain build's
+	// key, which stays what it was.
+	Sanitize    bool   `json:"sanitize,omitempty"`
+	DebugConfig string `json:"debug_config_sha256,omitempty"`
 }
 
 // Key is the hash of the inputs.
@@ -75,7 +81,8 @@ type Builder struct {
 	KernelDir string // the project's kernel/ directory
 	CacheDir  string
 	Progress  *progress.Reporter
-	Jobs      int // make's -j; 0 means one per CPU
+	Jobs      int  // make's -j; 0 means one per CPU
+	Sanitize  bool // the sanitized lane: debug.config and sanitize.config merged too
 }
 
 // jobs is make's -j: Jobs, or one per CPU. It is not part of the key: the
@@ -106,7 +113,7 @@ var Tools = []apt.Need{
 func (b Builder) Build() (*Result, error) {
 	a := b.Arch
 	// One builder at a time in this arch's build directory and cache.
-	release, err := buildlock.Hold(filepath.Join(b.CacheDir, "kbuild", a.Name+".lock"), "building the "+a.Name+" reference kernel", b.Progress.Always())
+	release, err := buildlock.Hold(filepath.Join(b.CacheDir, "kbuild", a.Name+lane(b.Sanitize)+".lock"), "building the "+b.what(), b.Progress.Always())
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +126,7 @@ func (b Builder) Build() (*Result, error) {
 		return nil, err
 	}
 	key := in.Key()
-	origin := in.origin(b.fragments())
+	origin := in.origin(b.laneFragments(b.src()))
 	if image, sum, ok := b.Cached(key); ok {
 		return &Result{Image: image, ImageSHA256: sum, Key: key, Cached: true, Origin: origin}, nil
 	}
@@ -146,7 +153,15 @@ func (b Builder) Cached(key string) (image, sum string, ok bool) {
 }
 
 func (b Builder) cached(key string) string {
-	return filepath.Join(b.CacheDir, "kernels", b.Arch.Name+"-"+key[:16], filepath.Base(b.Arch.BootImage))
+	return filepath.Join(b.CacheDir, "kernels", b.Arch.Name+lane(b.Sanitize)+"-"+key[:16], filepath.Base(b.Arch.BootImage))
+}
+
+// what names the reference kernel the builder builds, for a lock's holder.
+func (b Builder) what() string {
+	if b.Sanitize {
+		return b.Arch.Name + " reference kernel, " + Sanitized
+	}
+	return b.Arch.Name + " reference kernel"
 }
 
 // keep stores the build finished in out under key, its inputs.json the
@@ -213,7 +228,15 @@ func (b Builder) inputs(a arch.Arch) (Inputs, error) {
 		return in, err
 	}
 	var files []string
-	for _, pattern := range []string{"patches/*.patch", "config/common.config", "config/" + b.Arch.Name + ".config"} {
+	patterns := []string{"patches/*.patch", "config/common.config", "config/" + b.Arch.Name + ".config"}
+	if b.Sanitize {
+		patterns = append(patterns, SanitizeConfig)
+		in.Sanitize = true
+		if in.DebugConfig, err = b.debugConfigSHA256(); err != nil {
+			return in, err
+		}
+	}
+	for _, pattern := range patterns {
 		m, _ := filepath.Glob(filepath.Join(b.KernelDir, pattern))
 		files = append(files, m...)
 	}
@@ -242,24 +265,7 @@ func Compiler(a arch.Arch) (string, error) {
 // tarballSHA256 hashes the source tarball, remembering the sum by size and
 // time so a second build does not read 140 MB again.
 func (b Builder) tarballSHA256() (string, error) {
-	fi, err := os.Stat(tarball)
-	if err != nil {
-		return "", err
-	}
-	memo := filepath.Join(b.CacheDir, "kbuild", "tarball.sha256")
-	stamp := fmt.Sprintf("%d %d ", fi.Size(), fi.ModTime().UnixNano())
-	if old, err := os.ReadFile(memo); err == nil && strings.HasPrefix(string(old), stamp) {
-		return strings.TrimPrefix(string(old), stamp), nil
-	}
-	sum, err := images.FileSHA256(tarball)
-	if err != nil {
-		return "", err
-	}
-	// Builds of both arches may write it at once.
-	if err := os.MkdirAll(filepath.Dir(memo), 0o755); err != nil {
-		return "", err
-	}
-	return sum, atomicfile.Write(memo, []byte(stamp+sum), 0o644)
+	return b.byTarball("tarball.sha256", func() (string, error) { return images.FileSHA256(tarball) })
 }
 
 // compile prepares a patched tree for the key and builds it; it returns
@@ -267,11 +273,12 @@ func (b Builder) tarballSHA256() (string, error) {
 func (b Builder) compile(a arch.Arch, key string) (string, error) {
 	work := filepath.Join(b.CacheDir, "kbuild")
 	pristine := filepath.Join(work, "pristine")
-	// One tree and one build directory per arch, at fixed paths: ccache
-	// then finds its objects again when only a patch changed.
-	src := filepath.Join(work, "src-"+b.Arch.Name)
-	out := filepath.Join(work, "out-"+b.Arch.Name)
-	log := filepath.Join(work, "build-"+b.Arch.Name+".log")
+	// One tree and one build directory per arch and lane, at fixed paths:
+	// ccache then finds its objects again when only a patch changed, and
+	// a plain and a sanitized build never share a build directory.
+	src := b.src()
+	out := filepath.Join(work, "out-"+b.Arch.Name+lane(b.Sanitize))
+	log := filepath.Join(work, "build-"+b.Arch.Name+lane(b.Sanitize)+".log")
 	if err := b.unpackPristine(pristine); err != nil {
 		return "", err
 	}
@@ -298,7 +305,12 @@ func (b Builder) compile(a arch.Arch, key string) (string, error) {
 		}
 		step()
 	}
-	return out, b.Make(work, src, out, log, b.fragments())
+	return out, b.Make(work, src, out, log, b.laneFragments(src))
+}
+
+// src is the patched source tree of the arch and lane.
+func (b Builder) src() string {
+	return filepath.Join(b.CacheDir, "kbuild", "src-"+b.Arch.Name+lane(b.Sanitize))
 }
 
 // unpackPristine unpacks the source tarball into pristine unless it is
@@ -342,11 +354,20 @@ func (b Builder) fragments() []string {
 	return []string{filepath.Join(b.KernelDir, "config", "common.config"), filepath.Join(b.KernelDir, "config", b.Arch.Name+".config")}
 }
 
+// laneFragments are the fragments of the builder's lane for the tree at
+// src: the plain ones, then, sanitized, its debug.config and
+// sanitize.config.
+func (b Builder) laneFragments(src string) []string {
+	return withLane(b.fragments(), b.Sanitize, src, b.KernelDir)
+}
+
 // Make configures the source tree src (tinyconfig plus the fragments, each
 // line checked) and compiles it into out with ccache, its output in log.
 // ccache takes work as the base of the paths it hashes.
 // Lines in absent may be missing from the final .config: options of a
-// feature the tree does not have.
+// feature the tree does not have. A fragment of the tree itself (the
+// sanitized lane's debug.config) is met where it can be; its lines that
+// are not are noted.
 func (b Builder) Make(work, src, out, log string, fragments []string, absent ...string) error {
 	a := b.Arch
 	env := append(withoutMake(os.Environ()),
@@ -355,7 +376,11 @@ func (b Builder) Make(work, src, out, log string, fragments []string, absent ...
 		"CCACHE_MAXSIZE="+cachelimit.CCacheMaxSize(), // ccache keeps its cache within the area's cap
 		// Fixed build identity, so the same inputs give the same image.
 		"KBUILD_BUILD_TIMESTAMP=2026-01-01", "KBUILD_BUILD_USER=smct", "KBUILD_BUILD_HOST=smct", "KBUILD_BUILD_VERSION=1")
-	step := announce(b.Progress, "configuring %s (tinyconfig + kernel/config)", b.Arch.Name)
+	with := "kernel/config"
+	if b.Sanitize {
+		with += " + " + DebugConfig + ", " + Sanitized
+	}
+	step := announce(b.Progress, "configuring %s (tinyconfig + %s)", b.Arch.Name, with)
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -368,8 +393,12 @@ func (b Builder) Make(work, src, out, log string, fragments []string, absent ...
 	if err := run(src, env, "make", "O="+out, "olddefconfig"); err != nil {
 		return err
 	}
-	if err := checkConfig(filepath.Join(out, ".config"), fragments, absent); err != nil {
+	unmet, err := checkConfig(filepath.Join(out, ".config"), fragments, treeFragments(fragments, src), absent)
+	if err != nil {
 		return err
+	}
+	if len(unmet) > 0 {
+		b.Progress.Notef("note: lines of the tree's fragments not in .config (no such option in this tree, a dependency unmet, or another fragment's choice): %s\n", strings.Join(unmet, ", "))
 	}
 	step()
 	step = announce(b.Progress, "compiling %s (log: %s)", b.Arch.Name, log)
@@ -382,35 +411,58 @@ func (b Builder) Make(work, src, out, log string, fragments []string, absent ...
 }
 
 // checkConfig fails when a fragment line did not make it into .config:
-// merge_config.sh drops options whose dependencies are missing.
-func checkConfig(config string, fragments, absent []string) error {
+// merge_config.sh drops options whose dependencies are missing. A line
+// "# CONFIG_X is not set" is met when .config does not set CONFIG_X. The
+// lines of the fragments in lenient that are not met are returned, not
+// refused.
+func checkConfig(config string, fragments, lenient, absent []string) (unmet []string, err error) {
 	have, err := os.ReadFile(config)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	lines := map[string]bool{}
+	lines, set := map[string]bool{}, map[string]bool{}
 	for _, l := range absent {
 		lines[l] = true
 	}
 	for _, l := range strings.Split(string(have), "\n") {
 		lines[l] = true
+		if name, _, ok := strings.Cut(l, "="); ok && strings.HasPrefix(name, "CONFIG_") {
+			set[name] = true
+		}
+	}
+	met := func(l string) bool {
+		if name, ok := notSet(l); ok {
+			return !set[name]
+		}
+		return strings.HasPrefix(l, "#") || lines[l]
 	}
 	var missing []string
 	for _, f := range fragments {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, l := range strings.Split(string(data), "\n") {
-			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") && !lines[l] {
+			if l = strings.TrimSpace(l); l == "" || met(l) {
+				continue
+			}
+			if slices.Contains(lenient, f) {
+				unmet = append(unmet, l+" ("+filepath.Base(f)+")")
+			} else {
 				missing = append(missing, l+" ("+filepath.Base(f)+")")
 			}
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("kernel config lacks fragment lines (unmet dependencies?): %s", strings.Join(missing, ", "))
+		return unmet, fmt.Errorf("kernel config lacks fragment lines (unmet dependencies?): %s", strings.Join(missing, ", "))
 	}
-	return nil
+	return unmet, nil
+}
+
+// notSet reads a fragment's "# CONFIG_X is not set" line: CONFIG_X.
+func notSet(l string) (string, bool) {
+	name, ok := strings.CutSuffix(strings.TrimPrefix(l, "# "), " is not set")
+	return name, ok && strings.HasPrefix(l, "# CONFIG_") && !strings.ContainsAny(name, " =")
 }
 
 // makeWithProgress runs make with its output in log, printing how many

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -39,7 +40,8 @@ type LocalTree struct {
 	KernelDir string // the project's kernel/ directory
 	CacheDir  string
 	Progress  *progress.Reporter
-	Jobs      int // make's -j; 0 means one per CPU
+	Jobs      int  // make's -j; 0 means one per CPU
+	Sanitize  bool // the sanitized lane: the tree's debug.config and sanitize.config merged too
 }
 
 // TreeState is what the tree held when it was built, for the reports.
@@ -74,6 +76,10 @@ type LocalInputs struct {
 	Changes  string            `json:"changes_sha256"`
 	Files    map[string]string `json:"files"` // fragments: path under kernel/ -> sha256
 	Compiler string            `json:"compiler"`
+	// Sanitize is the sanitized lane, and DebugConfig the sha256 of the
+	// tree's debug.config it merges; both absent from a plain build's key.
+	Sanitize    bool   `json:"sanitize,omitempty"`
+	DebugConfig string `json:"debug_config_sha256,omitempty"`
 }
 
 // CheckTree checks, before anything is fetched or built, that dir is a
@@ -105,22 +111,26 @@ func (t LocalTree) Build() (*Result, TreeState, error) {
 	if err != nil {
 		return nil, state, err
 	}
-	work := localWork(t.CacheDir, t.Dir, a.Name)
-	release, err := buildlock.Hold(work+".lock", "building the "+a.Name+" kernel of "+t.Dir, t.Progress.Always())
+	if t.Sanitize {
+		if err := needDebugConfig(t.Dir); err != nil {
+			return nil, state, err
+		}
+	}
+	work := localWork(t.CacheDir, t.Dir, a.Name, t.Sanitize)
+	what := "building the " + a.Name + " kernel of " + t.Dir
+	if t.Sanitize {
+		what += ", " + Sanitized
+	}
+	release, err := buildlock.Hold(work+".lock", what, t.Progress.Always())
 	if err != nil {
 		return nil, state, err
 	}
 	defer release()
-	kb := Builder{Arch: t.Arch, KernelDir: t.KernelDir, CacheDir: t.CacheDir, Progress: t.Progress, Jobs: t.Jobs}
-	fragments := kb.fragments()
-	in := LocalInputs{Arch: a.Name, Commit: state.Commit, Changes: state.Changes, Files: map[string]string{}}
-	for _, f := range fragments {
-		sum, err := images.FileSHA256(f)
-		if err != nil {
-			return nil, state, err
-		}
-		rel, _ := filepath.Rel(t.KernelDir, f)
-		in.Files[rel] = sum
+	kb := t.builder()
+	fragments := kb.laneFragments(t.Dir)
+	in, err := t.inputs(state, fragments)
+	if err != nil {
+		return nil, state, err
 	}
 	if err := apt.Ensure(t.Progress, append(Tools, compiler(a), apt.Need{Program: "gcc", Package: "build-essential"})...); err != nil {
 		return nil, state, err
@@ -154,18 +164,59 @@ func (t LocalTree) Build() (*Result, TreeState, error) {
 	return res, state, err
 }
 
+func (t LocalTree) builder() Builder {
+	return Builder{Arch: t.Arch, KernelDir: t.KernelDir, CacheDir: t.CacheDir, Progress: t.Progress, Jobs: t.Jobs, Sanitize: t.Sanitize}
+}
+
+// inputs are the build's inputs but the compiler: the tree's state, the
+// project's fragments by their path under kernel/, and in the sanitized
+// lane the tree's own debug.config, hashed apart.
+func (t LocalTree) inputs(state TreeState, fragments []string) (LocalInputs, error) {
+	in := LocalInputs{Arch: t.Arch.Name, Commit: state.Commit, Changes: state.Changes, Files: map[string]string{}, Sanitize: t.Sanitize}
+	if t.Sanitize {
+		sum, err := images.FileSHA256(filepath.Join(t.Dir, DebugConfig))
+		if err != nil {
+			return in, err
+		}
+		in.DebugConfig = sum
+	}
+	for _, f := range treeless(fragments, t.Dir) {
+		sum, err := images.FileSHA256(f)
+		if err != nil {
+			return in, err
+		}
+		rel, _ := filepath.Rel(t.KernelDir, f)
+		in.Files[rel] = sum
+	}
+	return in, nil
+}
+
 var featureSymbol = regexp.MustCompile(`(?m)^config FTRACE_STACKMAP\s*$`)
 
-// localWork is the directory of a tree's builds for arch: one per tree.
-func localWork(cache, dir, arch string) string {
+// localWork is the directory of a tree's builds for arch and lane: one
+// per tree, and one more for its sanitized builds.
+func localWork(cache, dir, arch string, sanitize bool) string {
 	sum := sha256.Sum256([]byte(dir))
-	return filepath.Join(cache, "treebuild", "local-"+hex.EncodeToString(sum[:6])+"-"+arch)
+	return filepath.Join(cache, "treebuild", "local-"+hex.EncodeToString(sum[:6])+"-"+arch+lane(sanitize))
 }
 
 // LocalBuildLog is make's output of the last build of the tree at dir for
-// arch, if it was built here.
-func LocalBuildLog(cache, dir, arch string) string {
-	return filepath.Join(localWork(cache, dir, arch), "build.log")
+// arch in the lane, if it was built here.
+func LocalBuildLog(cache, dir, arch string, sanitize bool) string {
+	return filepath.Join(localWork(cache, dir, arch, sanitize), "build.log")
+}
+
+// treeless leaves out the fragments of the tree at dir: the project's,
+// keyed by their path under kernel/.
+func treeless(fragments []string, dir string) []string {
+	own := treeFragments(fragments, dir)
+	var out []string
+	for _, f := range fragments {
+		if !slices.Contains(own, f) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // ReadTree reads what the tree at dir holds now, without changing it.

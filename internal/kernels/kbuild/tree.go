@@ -71,6 +71,11 @@ type TreeInputs struct {
 	SeriesFileSHA256 string            `json:"series_file_sha256,omitempty"`
 	Files            map[string]string `json:"files"` // fragments: path under kernel/ -> sha256
 	Compiler         string            `json:"compiler"`
+	// Sanitize is the sanitized lane. The tree's debug.config it merges is
+	// the tree's at the base with the series, which the key holds as far
+	// as it holds the tree: its sum is recorded beside the image
+	// (debug_config_sha256), as the commit is.
+	Sanitize bool `json:"sanitize,omitempty"`
 }
 
 // Key is the hash of the inputs.
@@ -83,7 +88,8 @@ type TreeBuilder struct {
 	KernelDir string // the project's kernel/ directory
 	CacheDir  string
 	Progress  *progress.Reporter
-	Jobs      int // make's -j; 0 means one per CPU
+	Jobs      int  // make's -j; 0 means one per CPU
+	Sanitize  bool // the sanitized lane: the tree's debug.config and sanitize.config merged too
 	in        TreeInputs
 }
 
@@ -115,22 +121,32 @@ func (b TreeBuilder) Build() (*Result, error) {
 		return nil, err
 	}
 	b.in = in
-	kb := Builder{Arch: b.Arch, KernelDir: b.KernelDir, CacheDir: b.CacheDir, Progress: b.Progress, Jobs: b.Jobs}
+	kb := Builder{Arch: b.Arch, KernelDir: b.KernelDir, CacheDir: b.CacheDir, Progress: b.Progress, Jobs: b.Jobs, Sanitize: b.Sanitize}
 	key := inputsKey(in)
 	if image, sum, ok := kb.Cached(key); ok {
 		return &Result{Image: image, ImageSHA256: sum, Key: key, Cached: true, Origin: b.origin(in, cachedSource(image))}, nil
 	}
-	// One tree and build directory per entry and arch, at fixed paths, so
-	// ccache hits across changes of base or series (as in kbuild).
+	// One tree per entry and arch, and a build directory per lane, at
+	// fixed paths, so ccache hits across changes of base or series (as in
+	// kbuild), and a plain and a sanitized build never share one.
 	work := filepath.Join(b.CacheDir, "treebuild", b.Entry.Name+"-"+b.Arch.Name)
-	src, out := filepath.Join(work, "src"), filepath.Join(work, "out")
+	src, out := filepath.Join(work, "src"), filepath.Join(work, "out"+lane(b.Sanitize))
 	cachelimit.Touch(work) // used: pruning keeps the most recently used
 	start := time.Now()
 	got, err := b.prepare(work, src)
 	if err != nil {
 		return nil, err
 	}
-	if err := kb.Make(work, src, out, filepath.Join(work, "build.log"), Fragments(b.Entry, b.Arch.Name, b.KernelDir)); err != nil {
+	if b.Sanitize {
+		if err := needDebugConfig(src); err != nil {
+			return nil, err
+		}
+		if got.DebugConfig, err = images.FileSHA256(filepath.Join(src, DebugConfig)); err != nil {
+			return nil, err
+		}
+	}
+	fragments := withLane(Fragments(b.Entry, b.Arch.Name, b.KernelDir), b.Sanitize, src, b.KernelDir)
+	if err := kb.Make(work, src, out, filepath.Join(work, "build"+lane(b.Sanitize)+".log"), fragments); err != nil {
 		return nil, err
 	}
 	res, err := kb.keep(key, out, start, struct {
@@ -145,8 +161,12 @@ func (b TreeBuilder) Build() (*Result, error) {
 
 func (b TreeBuilder) inputs(a arch.Arch) (TreeInputs, error) {
 	e := b.Entry
-	in := TreeInputs{Arch: b.Arch.Name, Tree: e.Tree, Base: e.Base, MessageID: e.MessageID, SeriesVersion: e.SeriesVersion, Files: map[string]string{}}
-	for _, f := range Fragments(e, b.Arch.Name, b.KernelDir) {
+	in := TreeInputs{Arch: b.Arch.Name, Tree: e.Tree, Base: e.Base, MessageID: e.MessageID, SeriesVersion: e.SeriesVersion, Files: map[string]string{}, Sanitize: b.Sanitize}
+	fragments := Fragments(e, b.Arch.Name, b.KernelDir)
+	if b.Sanitize {
+		fragments = append(fragments, filepath.Join(b.KernelDir, SanitizeConfig))
+	}
+	for _, f := range fragments {
 		sum, err := images.FileSHA256(f)
 		if err != nil {
 			return in, err
@@ -181,6 +201,8 @@ type TreeSource struct {
 	// PatchSHA256 hashes each message of the mbox: the patchset's hash
 	// (KCIDB's) is made of them.
 	PatchSHA256 []string `json:"patch_sha256,omitempty"`
+	// DebugConfig hashes the tree's debug.config a sanitized build merged.
+	DebugConfig string `json:"debug_config_sha256,omitempty"`
 }
 
 // prepare makes src the tree at base with the series applied, unless it
