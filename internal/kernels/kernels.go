@@ -34,6 +34,10 @@ type Request struct {
 	CacheDir  string
 	Progress  *progress.Reporter
 	Jobs      int // make's -j for a kernel built here; 0 means one per CPU
+	// Sanitize asks for the sanitized lane (SANITIZE=1): a kernel built
+	// here is built with the tree's debug.config and sanitize.config too;
+	// a KERNEL= must have KASAN on in its config; a fetched one is refused.
+	Sanitize bool
 }
 
 // Kernel is a kernel ready to boot.
@@ -47,6 +51,9 @@ type Kernel struct {
 	Tree      *kbuild.TreeState // the source tree it was built from, for TREE=
 	Cached    bool              // built here before: found in the cache
 	Origin    korigin.Origin    // what it was made from, as far as known
+	// Sanitized is how the kernel is sanitized, in the reports' words: "" when
+	// it is not asked to be, kbuild.Sanitized for a build here.
+	Sanitized string
 }
 
 // Resolve finds, fetches or builds the kernel, and checks it can boot.
@@ -63,6 +70,11 @@ func Resolve(r Request) (*Kernel, error) {
 	}
 	if r.Kernel != "" {
 		if err := r.checkConfig(k); err != nil {
+			return nil, err
+		}
+	}
+	if r.Sanitize && r.Kernel != "" {
+		if err := r.checkSanitized(k); err != nil {
 			return nil, err
 		}
 	}
@@ -113,6 +125,9 @@ func (r Request) kernel() (*Kernel, error) {
 		}
 		return k, err
 	}
+	if r.Sanitize {
+		return nil, fmt.Errorf("IMAGE=%s is a packaged kernel (kind %s), fetched as built: SANITIZE=1 builds its kernel here (the reference, a b4 entry, TREE=) or takes a KERNEL= built with KASAN", e.Name, e.Kind)
+	}
 	step := step(r.Progress, "kernel %s (%s)", e.Name, r.Arch.Name)
 	path, err := images.Fetch(e, r.Arch, r.CacheDir, r.Progress)
 	step(err)
@@ -133,10 +148,10 @@ func (r Request) buildKernel(e *images.Entry) (*Kernel, error) {
 		return nil, fmt.Errorf("images.lock entry %s has no %s kernel", e.Name, r.Arch.Name)
 	}
 	b := kbuild.Builder{Arch: r.Arch, KernelDir: r.KernelDir, CacheDir: r.CacheDir,
-		Progress: r.Progress, Jobs: r.Jobs}
+		Progress: r.Progress, Jobs: r.Jobs, Sanitize: r.Sanitize}
 	build, from, changed := b.Build, "built from kernel/", "kernel/ differs from what images.lock pins for %s/%s; `make kernel ARCH=%[2]s PIN=1` records it"
 	if e.Kind == images.KindB4 {
-		tb := kbuild.TreeBuilder{Entry: e, Arch: b.Arch, KernelDir: b.KernelDir, CacheDir: b.CacheDir, Progress: b.Progress, Jobs: b.Jobs}
+		tb := kbuild.TreeBuilder{Entry: e, Arch: b.Arch, KernelDir: b.KernelDir, CacheDir: b.CacheDir, Progress: b.Progress, Jobs: b.Jobs, Sanitize: b.Sanitize}
 		series := e.MessageID
 		if e.Series != "" {
 			series = e.Series
@@ -149,6 +164,8 @@ func (r Request) buildKernel(e *images.Entry) (*Kernel, error) {
 		return nil, fmt.Errorf("building the %s kernel: %w", e.Name, err)
 	}
 	switch {
+	case r.Sanitize:
+		// The lock pins the plain build: a sanitized one is never it.
 	case pin.InputsSHA256 == "":
 		r.Progress.Notef("note: images.lock does not pin %s/%s yet; built: inputs_sha256 %s, image_sha256 %s\n", e.Name, r.Arch.Name, res.Key, res.ImageSHA256)
 	case res.Key != pin.InputsSHA256:
@@ -156,12 +173,13 @@ func (r Request) buildKernel(e *images.Entry) (*Kernel, error) {
 	case res.ImageSHA256 != pin.ImageSHA256:
 		r.Progress.Notef("note: the %s kernel built from the pinned inputs has sha256 %s, images.lock pins %s (another toolchain, or for b4 a moved tag or thread?)\n", e.Name, res.ImageSHA256, pin.ImageSHA256)
 	}
-	return &Kernel{Path: res.Image, Source: fmt.Sprintf("IMAGE=%s (%s, inputs %s)", e.Name, from, res.Key[:16]), Origin: res.Origin}, nil
+	return &Kernel{Path: res.Image, Source: fmt.Sprintf("IMAGE=%s (%s, inputs %s)", e.Name, from, res.Key[:16]) + laneWords(r.lane()),
+		Origin: res.Origin, Sanitized: r.lane()}, nil
 }
 
 // buildTree builds (or finds in the cache) the kernel of a source tree.
 func (r Request) buildTree() (*Kernel, error) {
-	t := kbuild.LocalTree{Dir: r.Tree, Arch: r.Arch, KernelDir: r.KernelDir, CacheDir: r.CacheDir, Progress: r.Progress, Jobs: r.Jobs}
+	t := kbuild.LocalTree{Dir: r.Tree, Arch: r.Arch, KernelDir: r.KernelDir, CacheDir: r.CacheDir, Progress: r.Progress, Jobs: r.Jobs, Sanitize: r.Sanitize}
 	res, state, err := t.Build()
 	if err != nil {
 		return nil, fmt.Errorf("building TREE=%s: %w", r.Tree, err)
@@ -170,7 +188,8 @@ func (r Request) buildTree() (*Kernel, error) {
 	if res.Cached {
 		how = "cached build"
 	}
-	return &Kernel{Path: res.Image, Source: fmt.Sprintf("TREE=%s (%s, inputs %s)", state, how, res.Key[:16]), Tree: &state, Cached: res.Cached, Origin: res.Origin}, nil
+	return &Kernel{Path: res.Image, Source: fmt.Sprintf("TREE=%s (%s, inputs %s)", state, how, res.Key[:16]) + laneWords(r.lane()),
+		Tree: &state, Cached: res.Cached, Origin: res.Origin, Sanitized: r.lane()}, nil
 }
 
 // bootable checks the kernel's arch before booting and, for an x86 bzImage,

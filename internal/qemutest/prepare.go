@@ -144,7 +144,7 @@ func (r *run) getKernel() error {
 	o, res := r.o, r.res
 	start := time.Now()
 	k, err := kernels.Resolve(kernels.Request{Arch: r.m.Arch, Kernel: o.Kernel, Tree: o.Tree, Image: o.Image, LockFile: o.LockFile,
-		KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir, Progress: o.Progress, Jobs: o.Jobs})
+		KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir, Progress: o.Progress, Jobs: o.Jobs, Sanitize: o.Sanitize})
 	if err != nil {
 		return &InfraError{Err: err}
 	}
@@ -158,7 +158,7 @@ func (r *run) getKernel() error {
 	}
 	r.kernel = k.Bootable
 	res.Kernel, res.Entry, res.Source, res.KernelSHA, res.KernelCached = k.Path, k.Entry, k.Source, k.SHA256, k.Cached
-	res.Origin = k.Origin
+	res.Origin, res.Sanitized = k.Origin, k.Sanitized
 	return nil
 }
 

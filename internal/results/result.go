@@ -68,6 +68,10 @@ type Result struct {
 	// Origin is what the kernel was made from, as far as the run learnt
 	// it: the source and build that kcidb.json describes.
 	Origin korigin.Origin
+	// Sanitized says how the kernel is sanitized, in the reports' words,
+	// when the run asked for it (SANITIZE=1): "sanitized (debug.config)"
+	// for a kernel built here. Source ends with it too.
+	Sanitized string
 	// KernelCached says a kernel built here came from the cache.
 	KernelCached bool
 	KernelTime   time.Duration // finding, fetching or building the kernel
