@@ -34,6 +34,7 @@ type Description struct {
 	RequiredWhy string
 	Suite       string   // the suite's repository and commit
 	Plans       []string // the boots the run was to make
+	Sanitized   string   `json:",omitempty"` // how the kernel is sanitized (SANITIZE=1)
 }
 
 // Files are a job written: job.yaml, device.yaml and the artefacts, in Dir.
@@ -53,7 +54,8 @@ func Write(dir string, p *qemutest.Planned, j Job) (*Files, error) {
 	}
 	res := p.Result
 	desc, err := json.Marshal(Description{Job: j.Name, Request: res.Request, Kernel: res.Kernel, Entry: res.Entry, Source: res.Source,
-		KernelSHA: res.KernelSHA, Required: res.Required, RequiredWhy: res.RequiredWhy, Suite: res.Suite, Plans: res.Plans})
+		KernelSHA: res.KernelSHA, Required: res.Required, RequiredWhy: res.RequiredWhy, Suite: res.Suite, Plans: res.Plans,
+		Sanitized: res.Sanitized})
 	if err != nil {
 		return nil, err
 	}

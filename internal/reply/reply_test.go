@@ -259,3 +259,19 @@ func TestFailureNamesTheClause(t *testing.T) {
 		t.Errorf("a FAIL naming no clause is not listed under its requirement:\n%s", body)
 	}
 }
+
+// A reply of a run of a sanitized kernel says so in what was tested, and
+// its command makes the run again sanitized.
+func TestSanitizedRunSaysSo(t *testing.T) {
+	res := run(passSpec)
+	res.Request.Sanitize, res.Sanitized = true, "sanitized (debug.config)"
+	body := Body(FromRun(res), &mail.Address{Address: "tess@example.net"})
+	for _, want := range []string{"\n  config   sanitized (debug.config)\n", " SANITIZE=1 "} {
+		if !strings.Contains(body, want) {
+			t.Errorf("reply:\n%s\nwant %q", body, want)
+		}
+	}
+	if body := Body(FromRun(run(passSpec)), &mail.Address{Address: "tess@example.net"}); strings.Contains(body, "sanitized") || strings.Contains(body, "SANITIZE") {
+		t.Errorf("a plain run's reply speaks of the sanitized lane:\n%s", body)
+	}
+}

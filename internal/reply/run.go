@@ -71,6 +71,9 @@ func runWhat(res *results.Result) [][2]string {
 		w = append(w, [2]string{"kernel", res.Summary.Kernel})
 	}
 	w = append(w, [2]string{"arches", res.Request.Arch.Name})
+	if res.Sanitized != "" {
+		w = append(w, [2]string{"config", res.Sanitized})
+	}
 	if res.Machine != "" {
 		w = append(w, [2]string{"QEMU", res.Machine})
 	}

@@ -274,6 +274,9 @@ func kcidbBuildOf(origin, checkoutID string, res *Result) kcidbBuild {
 	}
 	b.Misc.set("kernel_sha256", res.KernelSHA)
 	b.Misc.set("images_lock_entry", res.Entry)
+	// The config's name says a sanitized build's fragments; a user's
+	// kernel has none, and its lane is said here.
+	b.Misc.set("sanitized", res.Sanitized)
 	key := res.KernelSHA
 	if key == "" {
 		key = runKey(res)

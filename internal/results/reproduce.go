@@ -31,6 +31,9 @@ func Reproduce(res *Result) string {
 		// The lock's default may change: name the entry that was booted.
 		opts = append(opts, opt{"IMAGE", "-image", res.Entry})
 	}
+	if o.Sanitize {
+		opts = append(opts, opt{"SANITIZE", "-sanitize", "1"})
+	}
 	opts = append(opts, opt{"PROFILE", "-profile", o.Profile.String()})
 	if o.Labels != "" {
 		opts = append(opts, opt{"LABELS", "-labels", o.Labels})

@@ -26,6 +26,10 @@ func TestReproduce(t *testing.T) {
 			"go run ./cmd/smct qemu-test -arch arm64 -image debian-6.1 -profile v4 -labels baseline -append 'nokaslr loglevel=7'"},
 		{"seed and a forced requirement", Request{Arch: arch.MustLookup("arm64"), Image: "debian-6.12", Profile: "v4", Seed: 77, Require: report.RequireStackmap},
 			"make qemu-test ARCH=arm64 IMAGE=debian-6.12 PROFILE=v4 SEED=77 REQUIRE=stackmap"},
+		{"sanitized tree", Request{Arch: arch.MustLookup("x86_64"), Tree: "/src/linux", Profile: "v4", Sanitize: true},
+			"make qemu-test ARCH=x86_64 TREE=/src/linux SANITIZE=1 PROFILE=v4"},
+		{"sanitized, with boot arguments", Request{Arch: arch.MustLookup("arm64"), Profile: "v4", Sanitize: true, BootArgs: []string{"nokaslr"}},
+			"go run ./cmd/smct qemu-test -arch arm64 -image reference -sanitize 1 -profile v4 -append nokaslr"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Reproduce(withRequest(result(), tc.o)); got != tc.want {

@@ -21,6 +21,9 @@ func (w *Walk) Reply(profile contract.Profile) reply.Report {
 			{"arches", strings.Join(w.Arches, ", ")}, {"QEMU", w.machines()}, {"profile", profile.String()}},
 		Table: w.Text(),
 	}
+	if w.Sanitized != "" {
+		r.What = append(r.What, [2]string{"config", w.Sanitized})
+	}
 	var failed []string
 	for _, arch := range w.Arches {
 		run := reply.Run{Arch: arch, Passed: true, Verdict: OK.String()}
@@ -62,8 +65,19 @@ func (w *Walk) Reply(profile contract.Profile) reply.Report {
 	if w.Series.Base != "HEAD" {
 		words = append(words, "BASE="+w.Series.Base)
 	}
+	if w.Sanitized != "" {
+		words = append(words, "SANITIZE=1")
+	}
 	r.Reproduce = []string{results.ShellCommand(words)}
 	return r
+}
+
+// laneWords add a walk's lane to its header line.
+func laneWords(lane string) string {
+	if lane == "" {
+		return ""
+	}
+	return ", " + lane
 }
 
 // passesSM says whether any stackmap requirement passed.

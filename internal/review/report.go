@@ -157,7 +157,7 @@ func (w *Walk) Text() string {
 	var b strings.Builder
 	n := len(w.Series.Patches)
 	fmt.Fprintf(&b, "Series walk: %s, %d patches\n", w.Series.Name, n)
-	fmt.Fprintf(&b, "on %s at %s (%.12s)\n\n", w.Tree, w.Series.Base, w.Commit)
+	fmt.Fprintf(&b, "on %s at %s (%.12s)%s\n\n", w.Tree, w.Series.Base, w.Commit, laneWords(w.Sanitized))
 	for k := 0; k <= n; k++ {
 		b.WriteString(report.Clip(fmt.Sprintf("  %d/%d  %s", k, n, subjectOf(w.Series, k)), report.Width) + "\n")
 	}

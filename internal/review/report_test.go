@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/results/golden"
 )
 
@@ -92,5 +95,22 @@ func TestWalkGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		golden.Check(t, "walk/"+name, string(b))
+	}
+}
+
+// A walk whose prefixes were built sanitized says so in its table's
+// header and in its reply, whose command walks it sanitized again.
+func TestSanitizedWalkSaysSo(t *testing.T) {
+	w := goldenWalk()
+	w.Sanitized = kbuild.Sanitized
+	if text := w.Text(); !strings.Contains(text, "on /src/linux at v6.19-rc2 (0123456789ab), sanitized (debug.config)\n") {
+		t.Errorf("table:\n%s", text)
+	}
+	r := w.Reply(contract.ProfileV4)
+	if !slices.Contains(r.What, [2]string{"config", "sanitized (debug.config)"}) || !strings.HasSuffix(r.Reproduce[0], " SANITIZE=1") {
+		t.Errorf("reply: what %v, reproduce %v", r.What, r.Reproduce)
+	}
+	if plain := goldenWalk().Reply(contract.ProfileV4); strings.Contains(fmt.Sprint(plain.What, plain.Reproduce), "anitize") {
+		t.Errorf("a plain walk's reply: %v %v", plain.What, plain.Reproduce)
 	}
 }

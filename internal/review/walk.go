@@ -62,6 +62,9 @@ type Walk struct {
 	Dir     string             // where the walk's reports go
 	Started time.Time
 	Wall    time.Duration
+	// Sanitized is kbuild.Sanitized when every prefix was built in the
+	// sanitized lane (SANITIZE=1), "" otherwise.
+	Sanitized string `json:",omitempty"`
 }
 
 // Walker walks series; Options is the template of every prefix's run.
@@ -77,6 +80,9 @@ type Walker struct {
 // costs what it changes. Reports go under dir.
 func (w Walker) Walk(ctx context.Context, s Series, tree, dir string) (*Walk, error) {
 	walk := &Walk{Series: s, Tree: tree, Arches: strings.Split(w.Arches.String(), ","), Steps: map[string][]*Step{}, Dir: dir, Started: time.Now()}
+	if w.Options.Sanitize {
+		walk.Sanitized = kbuild.Sanitized
+	}
 	commit, err := gitOut(tree, "rev-parse", "--verify", s.Base+"^{commit}")
 	if err != nil {
 		return nil, fmt.Errorf("TREE=%s has no revision %s: %v", tree, s.Base, err)
