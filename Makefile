@@ -5,6 +5,11 @@
 #                  [FTRACETEST=tree/tools/testing/selftests/ftrace] [FTRACETEST_MATCH=stackmap]
 #                  [REQUIRE=stackmap|none] [SEED=n] [EXIT_CODES=smct|kselftest]
 #                  [CLAIMS=1]     also measure what the series claims (claims.txt; never changes the verdict)
+#                  [SANITIZE=1]   the kernel built sanitized: the tree's kernel/configs/debug.config
+#                                 (KASAN, lockdep, UBSAN, kmemleak) and kernel/config/sanitize.config on
+#                                 top, cached apart; a KERNEL= must have KASAN on. Every target that
+#                                 builds or resolves a kernel takes it (kernel, claims, mutants, stress,
+#                                 matrix, bench, review, lava-job)
 #   make claims ARCH=... [KERNEL=|TREE=|IMAGE=]   what the series claims, measured: claims.txt
 #   make kernel ARCH=... [PIN=1]   build the reference kernel (cached)
 #   make mutants ARCH=...          every fault switch of the reference kernel must be caught
@@ -81,6 +86,7 @@ LOG     ?=
 LAVA    ?=
 LAVA_URL ?=
 CLAIMS  ?=
+SANITIZE ?=
 
 .PHONY: go-check imports-check fmt qemu-test claims kernel mutants stress matrix bench review reply lava-job lava-results lab lab-stop test unit-test fuzz smct clean cache clean-cache
 
@@ -101,31 +107,32 @@ qemu-test: smct
 		-profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' \
 		-ftracetest '$(FTRACETEST)' -ftracetest-match '$(FTRACETEST_MATCH)' -jobs '$(JOBS)' -accel '$(ACCEL)' \
 		-cpu '$(CPU)' -mem '$(MEM)' -qemu-opts '$(QEMU_OPTS)' $(if $(KEEP),-keep) $(if $(GUEST_SHELL),-shell) -lanes '$(or $(LANES),0)' \
-		-require-feature '$(REQUIRE)' -seed '$(SEED)' -exit-codes '$(EXIT_CODES)' $(if $(CLAIMS),-claims)
+		-require-feature '$(REQUIRE)' -seed '$(SEED)' -exit-codes '$(EXIT_CODES)' $(if $(CLAIMS),-claims) -sanitize '$(SANITIZE)'
 
 # What the series claims (retention, pool memory, hot-path cost,
 # deduplication under contention), measured on one kernel.
 claims: smct
 	@./bin/smct claims -arch '$(ARCH)' -kernel '$(KERNEL)' -tree '$(TREE)' -image '$(IMAGE)' -profile '$(PROFILE)' \
-		-timeout '$(TIMEOUT)' -jobs '$(JOBS)' -accel '$(ACCEL)' -cpu '$(CPU)' -mem '$(MEM)' -lanes '$(or $(LANES),0)'
+		-timeout '$(TIMEOUT)' -jobs '$(JOBS)' -accel '$(ACCEL)' -cpu '$(CPU)' -mem '$(MEM)' -lanes '$(or $(LANES),0)' \
+		-sanitize '$(SANITIZE)'
 
 # The reference kernel (kernel/), built and cached; PIN=1 records it in images.lock.
 kernel: smct
-	@./bin/smct kernel -arch '$(ARCH)' -jobs '$(JOBS)' $(if $(PIN),-pin)
+	@./bin/smct kernel -arch '$(ARCH)' -jobs '$(JOBS)' $(if $(PIN),-pin) -sanitize '$(SANITIZE)'
 
 # Boot the reference kernel once per fault switch: each must be caught.
 mutants: smct
-	@./bin/smct mutants -arch '$(ARCH)'
+	@./bin/smct mutants -arch '$(ARCH)' -sanitize '$(SANITIZE)'
 
 # The stackmap hot path under load on two CPUs; fails on kernel warnings.
 stress: smct
-	@./bin/smct qemu-test -arch '$(ARCH)' -kernel '$(KERNEL)' -image '$(IMAGE)' -labels stress -timeout 10m
+	@./bin/smct qemu-test -arch '$(ARCH)' -kernel '$(KERNEL)' -image '$(IMAGE)' -labels stress -timeout 10m -sanitize '$(SANITIZE)'
 
 # Every images.lock entry (or IMAGES=a,b) on both arches, two boots at a
 # time; exits with the worst cell's status.
 matrix: smct
 	@./bin/smct matrix -images '$(IMAGES)' -profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' \
-		-require-feature '$(REQUIRE)' -seed '$(SEED)' $(if $(LAVA),-lava-jobs -lava-url '$(LAVA_URL)' -notify '$(NOTIFY)')
+		-require-feature '$(REQUIRE)' -seed '$(SEED)' -sanitize '$(SANITIZE)' $(if $(LAVA),-lava-jobs -lava-url '$(LAVA_URL)' -notify '$(NOTIFY)')
 
 # A LAVA job of the run qemu-test would make, for LAVA's qemu device type,
 # and the device dictionary that runs it here with lava-run.
@@ -133,7 +140,7 @@ lava-job: smct
 	@./bin/smct lava -arch '$(ARCH)' -kernel '$(KERNEL)' -tree '$(TREE)' -image '$(IMAGE)' \
 		-profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' -jobs '$(JOBS)' -accel '$(ACCEL)' \
 		-cpu '$(CPU)' -mem '$(or $(MEM),512)' -require-feature '$(REQUIRE)' -seed '$(SEED)' -url '$(URL)' \
-		-notify '$(NOTIFY)' -server '$(SERVER)' -token '$(TOKEN)' -exit-codes '$(EXIT_CODES)'
+		-notify '$(NOTIFY)' -server '$(SERVER)' -token '$(TOKEN)' -exit-codes '$(EXIT_CODES)' -sanitize '$(SANITIZE)'
 
 # A one-machine LAVA lab from Debian's packages: make lab prints its URL
 # and token (SERVER= and TOKEN= of lava-job); make lab-stop stops it.
@@ -150,7 +157,7 @@ lava-results: smct
 # throughput of a matrix (the Debian entries, or IMAGES=); medians of REPS.
 bench: smct
 	@./bin/smct bench -image '$(IMAGE)' -reps '$(REPS)' -matrix-images '$(IMAGES)' -timeout '$(TIMEOUT)' \
-		-walk-series '$(WALK_SERIES)' -walk-tree '$(WALK_TREE)'
+		-walk-series '$(WALK_SERIES)' -walk-tree '$(WALK_TREE)' -sanitize '$(SANITIZE)'
 
 # A series walked patch by patch on every arch: per-patch table and evidence.
 # The reply to the series' thread a run or a walk wrote: its path and the
@@ -162,7 +169,7 @@ reply: smct
 review: smct
 	@./bin/smct review -series '$(SERIES)' -tree '$(TREE)' -base '$(BASE)' -arches '$(ARCHES)' \
 		-against '$(AGAINST)' -profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' -jobs '$(JOBS)' \
-		-accel '$(ACCEL)' -lanes '$(or $(LANES),0)' $(if $(CLAIMS),-claims)
+		-accel '$(ACCEL)' -lanes '$(or $(LANES),0)' $(if $(CLAIMS),-claims) -sanitize '$(SANITIZE)'
 
 # `go test ./...` runs the unit tests only: the end-to-end boots (test/e2e)
 # and live mode on this machine (test/live) run when SMCT_E2E=1 and

@@ -66,10 +66,12 @@ var (
 		fs.StringVar(&o.Image, "image", o.Image, "images.lock entry to boot (default: the lock's default)")
 	}}
 
-	// buildGroup is how kernels are found and built here.
+	// buildGroup is how kernels are found and built here: every command
+	// that resolves or builds a kernel has it.
 	buildGroup = group{name: "build", add: func(fs *flag.FlagSet, r *request) {
 		fs.Var((*userPath)(&r.run.LockFile), "lock", "the image lock file (default: the project's images.lock)")
 		fs.IntVar(&r.run.Jobs, "jobs", 0, "make -j for a kernel built here (default: one per CPU)")
+		fs.Var((*onOff)(&r.run.Sanitize), "sanitize", "1: the sanitized lane, a kernel built with the tree's kernel/configs/debug.config and kernel/config/sanitize.config too (KASAN, lockdep, UBSAN, kmemleak), cached apart; a KERNEL= must have KASAN on in its config")
 	}}
 
 	// profileGroup is the version of the contract the kernel is held to.
@@ -191,6 +193,29 @@ func (w *words) String() string { return strings.Join(*w, " ") }
 
 func (w *words) Set(v string) error {
 	*w = strings.Fields(v)
+	return nil
+}
+
+// onOff is a switch given as make passes it: 1 (or true) on, 0 (or
+// false) or "" (the variable left empty) off.
+type onOff bool
+
+func (b *onOff) String() string {
+	if b != nil && *b {
+		return "1"
+	}
+	return ""
+}
+
+func (b *onOff) Set(v string) error {
+	switch strings.ToLower(v) {
+	case "", "0", "false", "no":
+		*b = false
+	case "1", "true", "yes":
+		*b = true
+	default:
+		return fmt.Errorf("want 1 or 0")
+	}
 	return nil
 }
 

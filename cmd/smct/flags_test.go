@@ -24,6 +24,7 @@ func TestBadFlagValuesAreRefused(t *testing.T) {
 		{[]string{"-arch", "arm64", "-require-feature", "all"}, "want stackmap, none, or nothing"},
 		{[]string{"-seed", "many"}, "want a positive number"},
 		{[]string{"-seed", "-3"}, "want a positive number"},
+		{[]string{"-arch", "arm64", "-sanitize", "kasan"}, `invalid value "kasan" for flag -sanitize: want 1 or 0`},
 	} {
 		var stdout, stderr strings.Builder
 		dir := t.TempDir()
@@ -92,4 +93,39 @@ func flagNamed(c command, name string) (*flag.Flag, bool) {
 	fs, _ := c.flagSet(new(request))
 	f := fs.Lookup(name)
 	return f, f != nil
+}
+
+// Every command that resolves or builds a kernel takes -sanitize, as the
+// Makefile passes SANITIZE=: 1 on, 0 or empty off.
+func TestEveryKernelCommandTakesSanitize(t *testing.T) {
+	var takers []string
+	for _, c := range commands {
+		if _, ok := flagNamed(c, "sanitize"); !ok {
+			continue
+		}
+		takers = append(takers, c.name)
+		for v, want := range map[string]bool{"1": true, "0": false, "": false} {
+			r, _, err := c.parse([]string{"-arch", "x86_64", "-sanitize", v}, io.Discard)
+			if _, ok := flagNamed(c, "arch"); !ok {
+				r, _, err = c.parse([]string{"-sanitize", v}, io.Discard)
+			}
+			if err != nil || r.run.Sanitize != want {
+				t.Errorf("%s -sanitize %q: %v, sanitize %v", c.name, v, err, r.run.Sanitize)
+			}
+		}
+	}
+	want := []string{"qemu-test", "claims", "kernel", "mutants", "matrix", "bench", "review", "lava"}
+	if strings.Join(takers, " ") != strings.Join(want, " ") {
+		t.Errorf("-sanitize taken by %v, want %v", takers, want)
+	}
+}
+
+// The lock pins the plain build: a sanitized one is not pinned.
+func TestSanitizedKernelIsNotPinned(t *testing.T) {
+	t.Setenv("SMCT_CACHE", t.TempDir())
+	var stdout, stderr strings.Builder
+	code := smct([]string{"kernel", "-arch", "arm64", "-pin", "-sanitize", "1"}, &stdout, &stderr)
+	if code != exitNoVerdict || !strings.Contains(stderr.String(), "-pin with -sanitize: images.lock pins the plain build of the reference entry") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
 }

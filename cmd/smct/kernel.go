@@ -25,7 +25,10 @@ var kernelCmd = command{
 		return func(ctx context.Context, r *request, out outputs) outcome {
 			o := r.run
 			a := o.Arch
-			b := kbuild.Builder{Arch: a, KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir, Progress: out.progress, Jobs: o.Jobs}
+			if *pin && o.Sanitize {
+				return refuseAt(out, "kernel", fmt.Errorf("-pin with -sanitize: images.lock pins the plain build of the %s entry, which a sanitized build is not", *entry))
+			}
+			b := kbuild.Builder{Arch: a, KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir, Progress: out.progress, Jobs: o.Jobs, Sanitize: o.Sanitize}
 			start := time.Now()
 			res, err := b.Build()
 			if err != nil {
@@ -34,6 +37,9 @@ var kernelCmd = command{
 			how := "built in " + time.Since(start).Round(time.Second).String()
 			if res.Cached {
 				how = "cached"
+			}
+			if o.Sanitize {
+				how = kbuild.Sanitized + ", " + how
 			}
 			fmt.Fprintf(out.stderr, "%s kernel %s: sha256 %s, inputs %s\n", a.Name, how, res.ImageSHA256, res.Key)
 			if *pin {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/mutants"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/results"
@@ -44,6 +45,12 @@ var mutantsCmd = command{
 			}
 			rows := mutants.Run(ctx, o, faults, out.stderr)
 			var b strings.Builder
+			switch {
+			case o.Sanitize && o.Kernel != "":
+				fmt.Fprintf(&b, "kernel: KERNEL=%s, sanitized (its config has KASAN on)\n\n", o.Kernel)
+			case o.Sanitize:
+				fmt.Fprintf(&b, "kernel: the reference kernel, %s\n\n", kbuild.Sanitized)
+			}
 			ok := mutants.WriteTable(&b, rows)
 			if err := os.WriteFile(filepath.Join(o.ResultsDir, "mutants.txt"), []byte(b.String()), 0o644); err != nil {
 				return refuseAt(out, "mutants", err)
