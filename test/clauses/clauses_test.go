@@ -63,6 +63,10 @@ func readContract(t *testing.T) []*clause {
 // A spec is one harness.ReqIt of suites/, named as CLAUSES.md names it:
 // its requirement IDs and its file, never a line, so an edit above it
 // changes nothing.
+// checkpointSpec names, among a clause's specs, the checkpoint after
+// every stackmap spec.
+const checkpointSpec = "every checkpoint"
+
 type spec struct {
 	IDs  []string
 	File string
@@ -244,6 +248,30 @@ func readMarks(t *testing.T, dir string) (map[string][]spec, []string) {
 				for _, id := range sp.IDs {
 					if !judged[id] {
 						problems = append(problems, fmt.Sprintf("%s: the spec of %s judges no clause of %s (no harness.Clause of it)", p.fset.Position(call.Pos()), ids, id))
+					}
+				}
+				return true
+			})
+		}
+		// The checkpoint after every stackmap spec (an AfterEach) judges
+		// the always-true clauses of any requirement, in every state a
+		// spec leaves.
+		for file, f := range p.files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				if id, isIdent := call.Fun.(*ast.Ident); !isIdent || id.Name != "AfterEach" {
+					return true
+				}
+				sp := spec{IDs: []string{checkpointSpec}, File: file}
+				for _, arg := range call.Args {
+					for _, m := range p.marks(arg, map[*ast.FuncDecl]bool{}, &problems) {
+						all[m.Pos] = true
+						if !slices.ContainsFunc(bySpec[m.ID], func(o spec) bool { return o.String() == sp.String() }) {
+							bySpec[m.ID] = append(bySpec[m.ID], sp)
+						}
 					}
 				}
 				return true

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package stackmap
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+
+	. "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
+	"golang.org/x/sys/unix"
+
+	"github.com/ftrace-stackmap/conformance/harness"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
+	fmtx "github.com/ftrace-stackmap/conformance/internal/stackmapfmt"
+)
+
+// After every stackmap spec, before its cleanups put tracefs back, the
+// state it left is a checkpoint: whatever the spec did (a fill, a drop, a
+// reset, a tracer switch, an instance made and removed), the clauses that
+// hold in every state must hold there too.
+var _ = AfterEach(func() {
+	spec := CurrentSpecReport()
+	if !slices.Contains(spec.Labels(), contract.LabelStackmap) || spec.State.Is(types.SpecStateFailureStates|types.SpecStateSkipped) {
+		return // a spec that did not end well left no state to judge
+	}
+	tfs := harness.Root()
+	if featureErr(tfs) != nil {
+		return
+	}
+	checkpoint(tfs, "after the spec's last action")
+})
+
+// checkpoint judges the always-true clauses in the state the kernel shows
+// now, after action. It turns tracing off to read the exports at one
+// moment (the spec's cleanups restore it).
+func checkpoint(tfs *harness.TraceFS, action string, args ...any) {
+	cp := harness.NewCheckpoint(action, args...)
+	defer cp.Done()
+	if on, err := tfs.ReadTrimmed("tracing_on"); err != nil || on != "0" {
+		harness.Set(tfs, "tracing_on", "0")
+	}
+	trace, err := tfs.Read("trace")
+	harness.Must(err, "reading trace at a checkpoint")
+	for _, p := range fmtx.CheckTrace(trace) {
+		clause := "SM-OPT-03.3"
+		if p.Owner == fmtx.OwnerIDLine {
+			clause = "SM-TRACE-01.3"
+		}
+		cp.Hold(clauseOf(clause), p)
+		break // a shape broken once says it; the rest would repeat it
+	}
+
+	text, err := tfs.Read(mapNode)
+	harness.Must(err, "reading stack_map at a checkpoint")
+	blocks, textErr := fmtx.ParseText(text)
+	cp.Hold(harness.Clause("SM-TEXT-01.1", "stack_map"), textErr)
+	if textErr == nil {
+		textErr = fmtx.CheckOrder(blocks)
+		cp.Hold(harness.Clause("SM-TEXT-01.2", "stack_map"), textErr)
+	}
+	if textErr == nil {
+		textErr = fmtx.CheckUnique(blocks)
+		cp.Hold(harness.Clause("SM-TEXT-02.1", "stack_map"), textErr)
+	}
+
+	statText, err := tfs.Read(statNode)
+	harness.Must(err, "reading stack_map_stat at a checkpoint")
+	st, statErr := fmtx.ParseStat(statText)
+	cp.Hold(harness.Clause("SM-STAT-01.1", "stack_map_stat"), statErr)
+	if statErr == nil {
+		cp.Hold(harness.Clause("SM-STAT-01.2", ""), st.CheckRateShown())
+		cp.Hold(harness.Clause("SM-STAT-01.3", ""), st.CheckRateValue())
+		cp.Hold(harness.Clause("SM-STAT-02.2", ""), st.CheckTableSize())
+		cp.Hold(harness.Clause("SM-STAT-02.3", ""), st.CheckEntries())
+		holdBootSize(cp, st)
+	}
+	if statErr == nil && textErr == nil {
+		cp.Hold(harness.Clause("SM-STAT-03.2", ""), equal("entries", st.Entries, "blocks in stack_map", int64(len(blocks))))
+		cp.Hold(harness.Clause("SM-STAT-03.3", ""), equal("the blocks' ref counts add up to", int64(fmtx.RefSum(blocks)), "successes", st.Successes))
+		holdIDs(cp, trace, blocks, st)
+	}
+	if textErr == nil {
+		holdBinary(cp, tfs, blocks)
+	}
+}
+
+// clauseOf marks a clause chosen at run time; the checks that choose
+// between them name both, each with harness.Clause, in test/clauses' eyes.
+func clauseOf(id string) func() string {
+	switch id {
+	case "SM-TRACE-01.3":
+		return harness.Clause("SM-TRACE-01.3", "trace")
+	default:
+		return harness.Clause("SM-OPT-03.3", "trace")
+	}
+}
+
+// holdBootSize holds the capacity to what this boot's command line asks
+// for: 2^14 without ftrace_stackmap.bits, the default with a bare one,
+// and the clamped value given.
+func holdBootSize(cp *harness.Checkpoint, st fmtx.Stat) {
+	value, set, bare := harness.KernelParam(bitsParam)
+	switch {
+	case set:
+		bits := expectedBits(value)
+		cp.Hold(harness.Clause("SM-BOOT-02.1", "booted with %s=%s", bitsParam, value), equal("capacity", st.Capacity, fmt.Sprintf("2^%d", bits), int64(1)<<bits))
+	case bare:
+		cp.Hold(harness.Clause("SM-BOOT-03.1", "booted with a bare %s", bitsParam), equal("capacity", st.Capacity, "the default", int64(1)<<defaultBits))
+	default:
+		cp.Hold(harness.Clause("SM-STAT-02.1", "booted without %s", bitsParam), equal("capacity", st.Capacity, "the default", int64(1)<<defaultBits))
+	}
+}
+
+// holdIDs holds every <stack_id N> of trace to the map: a block N, and N
+// below table_size. Under v3 a reset keeps the ring buffer, and ids from
+// before it name nothing (SM-RESET-05): there only the bound is held.
+func holdIDs(cp *harness.Checkpoint, trace string, blocks []fmtx.Block, st fmtx.Stat) {
+	has := map[int]bool{}
+	for _, b := range blocks {
+		has[b.ID] = true
+	}
+	for _, id := range fmtx.ParseTrace(trace).IDs {
+		if int64(id) >= st.TableSize {
+			cp.Hold(harness.Clause("SM-TRACE-01.2", "<stack_id %d>", id), fmt.Errorf("not below table_size %d", st.TableSize))
+			return
+		}
+		if !has[id] && harness.Profile() != contract.ProfileV3 {
+			cp.Hold(harness.Clause("SM-TRACE-01.1", "trace has <stack_id %d>", id), errors.New("stack_map has no such block"))
+			return
+		}
+	}
+}
+
+// holdBinary holds stack_map_bin, read just after the text, to its header,
+// its records and the text's blocks.
+func holdBinary(cp *harness.Checkpoint, tfs *harness.TraceFS, blocks []fmtx.Block) {
+	data, err := os.ReadFile(tfs.Path(binNode))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		cp.Hold(harness.Clause("SM-NODE-02.1", "stack_map_bin"), err)
+		return
+	case harness.Errno(err) == unix.ENOMEM:
+		return // allowed at open for a map too large to snapshot
+	}
+	harness.Must(err, "reading stack_map_bin at a checkpoint")
+	_, err = fmtx.CheckHeader(data, harness.Profile(), binary.NativeEndian)
+	cp.Hold(harness.Clause("SM-BIN-01.1", "stack_map_bin"), err)
+	bin, err := fmtx.ParseBin(data, binary.NativeEndian)
+	cp.Hold(harness.Clause("SM-BIN-02.1", "stack_map_bin"), err)
+	if err != nil {
+		return
+	}
+	cp.Hold(harness.Clause("SM-BIN-03.1", "stack_map_bin against stack_map"), agree(bin, blocks))
+}
+
+// agree says how the binary's records differ from the text's blocks, or
+// nil: ids, depths and ref counts, record for record.
+func agree(bin fmtx.Bin, blocks []fmtx.Block) error {
+	if len(bin.Records) != len(blocks) {
+		return fmt.Errorf("%d records, stack_map has %d blocks", len(bin.Records), len(blocks))
+	}
+	for i, r := range bin.Records {
+		if b := blocks[i]; int(r.ID) != b.ID || int(r.Nr) != b.Depth || int(r.Ref) != b.Ref {
+			return fmt.Errorf("record %d: id %d depth %d ref %d, the text's block: id %d depth %d ref %d", i, r.ID, r.Nr, r.Ref, b.ID, b.Depth, b.Ref)
+		}
+	}
+	return nil
+}
+
+// equal is nil when two counts agree, else says both.
+func equal(what string, got int64, want string, wantN int64) error {
+	if got == wantN {
+		return nil
+	}
+	return fmt.Errorf("%s %d, %s %d", what, got, want, wantN)
+}
