@@ -46,13 +46,9 @@ func checkpoint(tfs *harness.TraceFS, action string, args ...any) {
 	}
 	trace, err := tfs.Read("trace")
 	harness.Must(err, "reading trace at a checkpoint")
-	for _, p := range fmtx.CheckTrace(trace) {
-		clause := "SM-OPT-03.3"
-		if p.Owner == fmtx.OwnerIDLine {
-			clause = "SM-TRACE-01.3"
-		}
-		cp.Hold(clauseOf(clause), p)
-		break // a shape broken once says it; the rest would repeat it
+	if problems := fmtx.CheckTrace(trace); len(problems) > 0 {
+		// A shape broken once says it; the rest would repeat it.
+		cp.Hold(shapeClause(problems[0].Owner), problems[0])
 	}
 
 	text, err := tfs.Read(mapNode)
@@ -89,15 +85,25 @@ func checkpoint(tfs *harness.TraceFS, action string, args ...any) {
 	}
 }
 
-// clauseOf marks a clause chosen at run time; the checks that choose
-// between them name both, each with harness.Clause, in test/clauses' eyes.
-func clauseOf(id string) func() string {
-	switch id {
-	case "SM-TRACE-01.3":
+// shapeClause is the clause a line of trace of no defined shape breaks,
+// by the requirement that owns the shape it comes nearest to.
+func shapeClause(owner string) func() string {
+	if owner == fmtx.OwnerIDLine {
 		return harness.Clause("SM-TRACE-01.3", "trace")
-	default:
-		return harness.Clause("SM-OPT-03.3", "trace")
 	}
+	return harness.Clause("SM-OPT-03.3", "trace")
+}
+
+// broken judges, in the state the running spec reached, an always-true
+// clause that a step of it found broken (err): like a checkpoint's, the
+// clause fails its own requirement and leaves any other spec UNRESOLVED.
+func broken(step string, clause func() string, err error) {
+	if err == nil {
+		return
+	}
+	cp := harness.NewCheckpoint("%s", step)
+	cp.Hold(clause, err)
+	cp.Done()
 }
 
 // holdBootSize holds the capacity to what this boot's command line asks

@@ -167,6 +167,7 @@ func fillMap(tfs *harness.TraceFS) *fill {
 	f.bin, f.binErr = os.ReadFile(tfs.Path(binNode))
 	AddReportEntry("fill", map[string]any{"runs": f.runs, "rate steps": f.rateSteps, "entries": f.stat.Entries, "successes": f.stat.Successes,
 		"drops": f.stat.Drops, "ids in trace": len(f.trace.IDs), "full stacks in trace": f.trace.FullStacks})
+	checkpoint(tfs, "after the map filled (%d runs, %d drops)", f.runs, f.stat.Drops)
 	return f
 }
 
@@ -325,6 +326,7 @@ var _ = describe("the full map", Label(contract.LabelNeedsBoot, contract.LabelFu
 		before.requireFull()
 		quiet(tfs)
 		resetAsSetup(tfs, "0")
+		checkpoint(tfs, "after a reset of a full map")
 		st := readStat(tfs)
 		Expect([]int64{st.Entries, st.Successes, st.Drops}).To(Equal([]int64{0, 0, 0}), harness.Clause("SM-RESET-04.1",
 			"after a reset of a full map: entries %d, successes %d, drops %d, want 0", st.Entries, st.Successes, st.Drops))
