@@ -25,6 +25,13 @@
 #   make test          imports checked, unit tests and end-to-end boots of both arches
 #   make fuzz [FUZZTIME=2m]  the console's and LAVA log's readers under Go's fuzzer
 #   make fmt           group every file's imports as the check wants them
+#   make cache         each cache area's size, cap and entries, and results/'s runs
+#   make clean-cache   remove the cache's entries nobody is using (the LAVA lab's state stays)
+#
+# Every command that builds, fetches or runs prunes when it ends: each cache
+# area it used to its cap, least recently used first (CACHE_LIMIT=AREA=SIZE,...
+# sets caps, e.g. kernels=2G,kbuild=0; 0 no limit), and results/ to its newest
+# runs (KEEP_RUNS=50).
 #
 # Exit status of qemu-test: 0 no spec failed, 1 a spec failed, 2 no verdict;
 # with EXIT_CODES=kselftest 0 pass, 1 fail, 4 all skipped, 5 no verdict.
@@ -75,7 +82,7 @@ LAVA    ?=
 LAVA_URL ?=
 CLAIMS  ?=
 
-.PHONY: go-check imports-check fmt qemu-test claims kernel mutants stress matrix bench review reply lava-job lava-results lab lab-stop test unit-test fuzz smct clean
+.PHONY: go-check imports-check fmt qemu-test claims kernel mutants stress matrix bench review reply lava-job lava-results lab lab-stop test unit-test fuzz smct clean cache clean-cache
 
 # Go and the version go.mod asks for, checked before anything else: a
 # fresh machine may have neither, and Go's own message would not say how.
@@ -193,3 +200,10 @@ fuzz: go-check
 
 clean:
 	rm -rf bin build
+
+# The cache (SMCT_CACHE, else ~/.cache/stackmap-conformance) against its caps;
+# clean-cache empties it but for what another smct is using and the lab.
+cache: smct
+	@./bin/smct cache
+clean-cache: smct
+	@./bin/smct cache -clean

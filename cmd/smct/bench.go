@@ -25,6 +25,7 @@ var benchCmd = command{
 	name:   "bench",
 	about:  "measure time to verdict against each boot's floor; targets are checked here, not in tests",
 	groups: []group{archesGroup, buildGroup, bootGroup, hereGroup, resultsGroup, exitGroup},
+	prunes: true,
 	flags: func(fs *flag.FlagSet, r *request) runFunc {
 		// Time is measured on full runs of the v4 contract.
 		r.run.Profile = contract.ProfileV4

@@ -22,6 +22,7 @@ var claimsCmd = command{
 	about: "measure what the series claims on one kernel (retention, pool memory, hot path, deduplication)",
 	// -sample judges a device's sample: no arch, no boot.
 	groups: []group{anyArchGroup, kernelGroup, buildGroup, profileGroup, bootGroup, hereGroup, resultsGroup, exitGroup},
+	prunes: true,
 	flags: func(fs *flag.FlagSet, r *request) runFunc {
 		r.run.Kind = "claims"
 		var sample string

@@ -61,6 +61,7 @@ func TestEveryRefusalEndsAtTheDoor(t *testing.T) {
 		{"lava-results: not a log", []string{"lava-results", exitFlag, "-results", dirArg, notLogArg}, ""},
 		{"lava-results: missing log", []string{"lava-results", exitFlag, "-results", dirArg, "no-such.log"}, ""},
 		{"lava-results: several non-logs", []string{"lava-results", exitFlag, "-results", dirArg, notLogArg, notLogArg}, ""},
+		{"cache: stray argument", []string{"cache", exitFlag, "stray"}, ""},
 	}
 	walked := map[string]bool{}
 	for _, tc := range cases {

@@ -74,7 +74,7 @@ func TestEveryCommandsRequestIsValid(t *testing.T) {
 			}
 		}
 		// Commands that boot run the contract of a profile.
-		if c.name != "reply" && c.name != "lava-results" && c.name != "kernel" {
+		if c.name != "reply" && c.name != "lava-results" && c.name != "kernel" && c.name != "cache" {
 			if err := r.run.Profile.Valid(); err != nil {
 				t.Errorf("%s: the request's profile: %v", c.name, err)
 			}

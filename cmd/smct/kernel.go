@@ -18,6 +18,7 @@ var kernelCmd = command{
 	name:   "kernel",
 	about:  "build the reference kernel (kernel/) and print its path",
 	groups: []group{archGroup, buildGroup, exitGroup},
+	prunes: true,
 	flags: func(fs *flag.FlagSet, r *request) runFunc {
 		pin := fs.Bool("pin", false, "record the build's inputs and image hashes in images.lock")
 		entry := fs.String("entry", "reference", "the lock entry to pin")

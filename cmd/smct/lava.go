@@ -24,6 +24,7 @@ var lavaCmd = command{
 	name:   "lava",
 	about:  "write the LAVA job of the run qemu-test would make, and the device dictionary that runs it here",
 	groups: []group{archGroup, kernelGroup, buildGroup, profileGroup, specGroup, requireGroup, bootGroup, resultsGroup, notifyGroup, exitGroup},
+	prunes: true,
 	flags: func(fs *flag.FlagSet, r *request) runFunc {
 		r.run.Kind = "lava-job"
 		url := fs.String("url", "", "URL where the lab serves the job's lava/ directory, artefacts and all (default: file:// paths on this machine)")
@@ -93,6 +94,7 @@ var lavaResultsCmd = command{
 	name:   "lava-results",
 	about:  "judge LAVA's log of a job (or of a matrix's jobs) as a run made here",
 	groups: []group{resultsGroup, exitGroup},
+	prunes: true,
 	flags: func(fs *flag.FlagSet, r *request) runFunc {
 		var logs []string
 		fs.Func("log", "LAVA's log of a job: lava-run's stderr, a LAVA server's log of the job, or its notify callback's data (or give them as arguments)", func(v string) error {

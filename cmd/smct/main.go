@@ -41,6 +41,9 @@ type command struct {
 	// refusedRun: a refused command line still makes a run directory
 	// that says why, as results/latest (qemu-test's).
 	refusedRun bool
+	// prunes: the command fills the cache or results/, and when it ends
+	// the door brings them within their caps (cache.go's bound).
+	prunes bool
 }
 
 // runFunc runs a command; the door prints how it ended.
@@ -54,7 +57,7 @@ type outputs struct {
 }
 
 // commands in the order the usage lists them.
-var commands = []command{qemuTestCmd, claimsCmd, kernelCmd, mutantsCmd, matrixCmd, benchCmd, reviewCmd, replyCmd, lavaCmd, lavaResultsCmd}
+var commands = []command{qemuTestCmd, claimsCmd, kernelCmd, mutantsCmd, matrixCmd, benchCmd, reviewCmd, replyCmd, lavaCmd, lavaResultsCmd, cacheCmd}
 
 func lookup(name string) (command, bool) {
 	for _, c := range commands {
@@ -114,7 +117,11 @@ func (c command) run(args []string, out outputs) int {
 	r.run.Progress = out.progress
 	ctx, stop := interruptible()
 	defer stop()
-	return run(ctx, r, out).end(out.stdout, r.exitCodes)
+	o := run(ctx, r, out)
+	if c.prunes && ctx.Err() == nil {
+		bound(r, out.progress)
+	}
+	return o.end(out.stdout, r.exitCodes)
 }
 
 // parse reads and checks a command line into a request and finds the
@@ -138,6 +145,9 @@ func (c command) parse(args []string, stderr io.Writer) (*request, runFunc, erro
 	}
 	if err == nil {
 		err = workplace(&r.run)
+	}
+	if err == nil && c.prunes {
+		err = limits(r)
 	}
 	return r, run, err
 }

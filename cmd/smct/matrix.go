@@ -23,6 +23,7 @@ var matrixCmd = command{
 	name:   "matrix",
 	about:  "run the suite for every images.lock entry on every arch, or write each cell's LAVA job",
 	groups: []group{archesGroup, buildGroup, profileGroup, specGroup, requireGroup, bootGroup, hereGroup, resultsGroup, notifyGroup, exitGroup},
+	prunes: true,
 	flags: func(fs *flag.FlagSet, r *request) runFunc {
 		parallel := fs.Int("parallel", 2, "boots at a time")
 		entries := fs.String("images", "", "comma-separated images.lock entries (default: all)")

@@ -24,6 +24,7 @@ var mutantsCmd = command{
 	name:   "mutants",
 	about:  "boot the reference kernel once per fault switch and variant: each fault must be caught, each variant pass",
 	groups: []group{archGroup, kernelGroup, buildGroup, bootGroup, hereGroup, resultsGroup, exitGroup},
+	prunes: true,
 	flags: func(fs *flag.FlagSet, r *request) runFunc {
 		// The fault table says which requirement catches each fault, in
 		// the contract's classes: a fault that hides the feature must not

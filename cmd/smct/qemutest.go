@@ -21,6 +21,7 @@ var qemuTestCmd = command{
 	name:       "qemu-test",
 	about:      "run the suite under QEMU on one kernel",
 	groups:     append(runGroups, claimsGroup, exitGroup),
+	prunes:     true,
 	refusedRun: true,
 	flags: func(fs *flag.FlagSet, r *request) runFunc {
 		o := &r.run

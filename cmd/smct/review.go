@@ -26,6 +26,7 @@ var reviewCmd = command{
 	about: "walk a series patch by patch on every arch, and compare it with another version",
 	// -claims measures the whole series only.
 	groups: []group{archesGroup, buildGroup, profileGroup, specGroup, bootGroup, hereGroup, resultsGroup, claimsGroup, exitGroup},
+	prunes: true,
 	flags: func(fs *flag.FlagSet, r *request) runFunc {
 		var series, against seriesArg
 		var tree userPath

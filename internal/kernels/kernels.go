@@ -14,6 +14,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
+	"github.com/ftrace-stackmap/conformance/internal/cachelimit"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kimage"
@@ -174,7 +175,7 @@ func (r Request) buildTree() (*Kernel, error) {
 
 // bootable checks the kernel's arch before booting and, for an x86 bzImage,
 // unpacks the ELF vmlinux that QEMU boots through PVH, cached by sum, the
-// image's sha256.
+// image's sha256, and in use until the process ends.
 func (r Request) bootable(kernel, sum string) (string, error) {
 	info, err := kimage.Inspect(kernel)
 	if errors.Is(err, kimage.ErrNotKernel) {
@@ -199,9 +200,13 @@ func (r Request) bootable(kernel, sum string) (string, error) {
 		return kernel, nil
 	}
 	vmlinux := filepath.Join(r.CacheDir, "vmlinux", sum+".elf")
+	// In use before it is looked at, so that no pruner takes it in
+	// between; again once there, if someone (this unpacking) held its lock.
+	cachelimit.Use(vmlinux)
 	if err := r.unpack(kernel, vmlinux); err != nil {
 		return "", fmt.Errorf("unpacking vmlinux: %w", err)
 	}
+	cachelimit.Use(vmlinux)
 	if ok, err := kimage.HasPVH(vmlinux); err != nil || !ok {
 		r.Progress.Notef("note: %s has no PVH entry; booting the bzImage (slower)\n", filepath.Base(kernel))
 		return kernel, nil

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/atomicfile"
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
+	"github.com/ftrace-stackmap/conformance/internal/cachelimit"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
@@ -103,6 +104,7 @@ func (r *run) kvmAnswer(rn *Runner) *kvmAnswer {
 			return nil
 		}
 		o.Progress.Step("recalling the KVM probe of %s (%s)", a.when(), m.Arch.Name)(nil)
+		cachelimit.Touch(path) // used: pruning keeps the most recently used
 		rn.remember(memKey, a)
 		return a
 	}
@@ -141,6 +143,7 @@ func (r *run) kvmAnswer(rn *Runner) *kvmAnswer {
 			o.Progress.Notef("note: the KVM probe's answer was not kept: %v\n", werr)
 		} else {
 			a.path = path
+			cachelimit.Touch(path) // the area grew: this command's end prunes it
 		}
 	}
 	// Later runs of this process remember it.

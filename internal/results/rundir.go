@@ -6,8 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +19,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/buildlock"
 )
 
 // NewRunDir makes the directory of a run that starts now in parent, and
@@ -50,6 +55,9 @@ func NewRunDir(parent, kind, archName string) (string, error) {
 		}
 		dir = filepath.Join(parent, fmt.Sprintf("%s.%d", name, i))
 	}
+	// Held while this process lives: a pruner elsewhere keeps the run
+	// it makes (PruneRuns).
+	buildlock.Share(dir)
 	// Replace latest by a rename, which is atomic, so that runs starting
 	// together in one parent cannot fail on each other's link. The new
 	// link's name is the run's own, as its directory's is: no other run
@@ -65,6 +73,97 @@ func NewRunDir(parent, kind, archName string) (string, error) {
 		return dir, err
 	}
 	return dir, nil
+}
+
+// DefaultKeepRuns is how many runs results/ keeps unless KEEP_RUNS= says.
+const DefaultKeepRuns = 50
+
+// KeepRuns is how many of the newest runs results/ keeps: KEEP_RUNS, else
+// DefaultKeepRuns; 0 keeps them all.
+func KeepRuns() (int, error) {
+	v := os.Getenv("KEEP_RUNS")
+	if v == "" {
+		return DefaultKeepRuns, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("KEEP_RUNS=%s: want how many runs results/ keeps, 0 for all", v)
+	}
+	return n, nil
+}
+
+// runDirName is a run directory's name, as NewRunDir makes it: its kind,
+// when it started, its arch, and a number when one second made several.
+var runDirName = regexp.MustCompile(`^(?:[a-z][a-z0-9-]*-)?(\d{8}-\d{6})(?:-[a-z0-9_-]+)?(?:\.(\d+))?$`)
+
+// Runs are the run directories in parent, newest first. A matrix's, a
+// mutants' or a walk's is one run, whatever it holds.
+func Runs(parent string) ([]string, error) {
+	des, err := os.ReadDir(parent)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	type run struct {
+		name, started string
+		seq           int
+	}
+	var runs []run
+	for _, d := range des {
+		m := runDirName.FindStringSubmatch(d.Name())
+		if m == nil || !d.IsDir() {
+			continue
+		}
+		seq, _ := strconv.Atoi(m[2])
+		runs = append(runs, run{d.Name(), m[1], seq})
+	}
+	sort.Slice(runs, func(i, j int) bool {
+		a, b := runs[i], runs[j]
+		if a.started != b.started {
+			return a.started > b.started
+		}
+		if a.seq != b.seq {
+			return a.seq > b.seq
+		}
+		return a.name > b.name
+	})
+	var out []string
+	for _, r := range runs {
+		out = append(out, r.name)
+	}
+	return out, err
+}
+
+// PruneRuns removes the run directories of parent beyond the newest keep
+// (0 keeps them all), and returns their names. The run latest points at
+// stays, and so does a run a process still makes (its directory is held:
+// NewRunDir), this one's included.
+func PruneRuns(parent string, keep int) ([]string, error) {
+	runs, err := Runs(parent)
+	if err != nil || keep == 0 || len(runs) <= keep {
+		return nil, err
+	}
+	latest, _ := os.Readlink(filepath.Join(parent, "latest"))
+	var removed []string
+	var errs []error
+	for _, name := range runs[keep:] {
+		if name == latest {
+			continue
+		}
+		dir := filepath.Join(parent, name)
+		release, ok, err := buildlock.TryHold(dir)
+		if err != nil || !ok {
+			errs = append(errs, err)
+			continue
+		}
+		err = os.RemoveAll(dir)
+		release()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, name)
+	}
+	return removed, errors.Join(errs...)
 }
 
 // WriteReports writes a run's merged reports into its directory as

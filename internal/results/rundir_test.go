@@ -6,9 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ftrace-stackmap/conformance/internal/buildlock"
 )
 
 // Every command names its run directory the same way, and latest points
@@ -142,5 +145,77 @@ func TestReportNotWrittenIsNoVerdict(t *testing.T) {
 	if res.ExitCode() != 2 || !strings.HasPrefix(string(verdict), "NO VERDICT: writing the reports: ") ||
 		!strings.Contains(string(verdict), SummaryFile) || !strings.Contains(summary, "\nNO VERDICT: writing the reports: ") {
 		t.Errorf("exit %d, %s %q; want 2 and no verdict naming %s, in the summary too", res.ExitCode(), VerdictFile, verdict, SummaryFile)
+	}
+}
+
+// results/ keeps the newest runs, a matrix's or mutants' directory one run
+// whatever it holds; the run latest points at stays, and so does a run a
+// process still makes; what is not a run is not touched.
+func TestPruneRunsKeepsTheNewest(t *testing.T) {
+	parent := t.TempDir()
+	runs := []string{"20260101-100000-arm64", "mutants-20260101-110000-x86_64", "matrix-20260101-120000",
+		"20260101-130000-arm64", "20260101-130000-arm64.2", "review-20260101-140000", "lava-job-20260101-150000-x86_64"}
+	for _, r := range runs {
+		os.MkdirAll(filepath.Join(parent, r, "inner-20260101-120000-arm64"), 0o755)
+	}
+	os.Mkdir(filepath.Join(parent, "notes"), 0o755)
+	os.Symlink(runs[0], filepath.Join(parent, "latest"))
+	if err := buildlock.Share(filepath.Join(parent, runs[3])); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := PruneRuns(parent, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{runs[4], runs[2], runs[1]}; !slices.Equal(removed, want) {
+		t.Errorf("removed %v, want %v", removed, want)
+	}
+	left, _ := Runs(parent)
+	if want := []string{runs[6], runs[5], runs[3], runs[0]}; !slices.Equal(left, want) {
+		t.Errorf("left %v, want %v (the newest two, a run in the making and latest's)", left, want)
+	}
+	if _, err := os.Stat(filepath.Join(parent, "notes")); err != nil {
+		t.Errorf("a directory that is not a run went: %v", err)
+	}
+	if removed, _ := PruneRuns(parent, 0); len(removed) > 0 {
+		t.Errorf("KEEP_RUNS=0 removed %v", removed)
+	}
+}
+
+// The run this process makes stays, even when newer ones are kept and
+// latest points elsewhere.
+func TestPruneRunsKeepsTheNewRun(t *testing.T) {
+	parent := t.TempDir()
+	dir, err := NewRunDir(parent, "", "arm64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []string{"29991231-235958-arm64", "29991231-235959-arm64"} {
+		os.Mkdir(filepath.Join(parent, r), 0o755)
+	}
+	os.Remove(filepath.Join(parent, "latest"))
+	if _, err := PruneRuns(parent, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Errorf("the new run went: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(parent, "29991231-235958-arm64")); err == nil {
+		t.Errorf("a run beyond the newest stayed")
+	}
+}
+
+func TestKeepRuns(t *testing.T) {
+	for v, want := range map[string]int{"": DefaultKeepRuns, "0": 0, "7": 7} {
+		t.Setenv("KEEP_RUNS", v)
+		if n, err := KeepRuns(); err != nil || n != want {
+			t.Errorf("KEEP_RUNS=%s: %d, %v; want %d", v, n, err, want)
+		}
+	}
+	for _, v := range []string{"-1", "many"} {
+		t.Setenv("KEEP_RUNS", v)
+		if _, err := KeepRuns(); err == nil {
+			t.Errorf("KEEP_RUNS=%s accepted", v)
+		}
 	}
 }

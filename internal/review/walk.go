@@ -14,6 +14,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
+	"github.com/ftrace-stackmap/conformance/internal/cachelimit"
 	"github.com/ftrace-stackmap/conformance/internal/claims"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
@@ -92,6 +93,7 @@ func (w Walker) Walk(ctx context.Context, s Series, tree, dir string) (*Walk, er
 	if err := checkoutBase(src, tree, walk.Commit); err != nil {
 		return nil, err
 	}
+	cachelimit.Touch(src) // used: pruning keeps the most recently used
 	n := len(s.Patches)
 	applied := true
 	for k := 0; k <= n; k++ {

@@ -53,10 +53,12 @@ func TestClaimsOfTheReferenceKernel(t *testing.T) {
 			if r.code != 0 || !strings.HasPrefix(r.last, "claims: ") {
 				t.Fatalf("exit %d, last line %q; want 0 and the claims' line", r.code, r.last)
 			}
-			for _, id := range []string{"retention.events", "retention.bytes", "retention.depth", "retention.fallback", "pool.bits14", "pool.bits18", "pool.eager", "dedup"} {
+			for _, id := range []string{"retention.events", "retention.bytes", "retention.depth", "retention.fallback", "pool.bits14", "pool.bits18", "pool.eager", "dedup.lookup"} {
 				wantStatus(t, rep, id, claims.Reproduced)
 			}
+			// The series gives no figure for either: measured, not judged.
 			wantStatus(t, rep, "hot-path", claims.NoFigure)
+			wantStatus(t, rep, "dedup", claims.NoFigure)
 		})
 	}
 }
@@ -72,6 +74,17 @@ func TestClaimsOfAKernelThatNeverUsesIDs(t *testing.T) {
 	for _, id := range []string{"retention.events", "retention.bytes", "retention.depth"} {
 		wantStatus(t, rep, id, claims.NotReproduced)
 	}
+}
+
+// A kernel whose ids name no entry does not reproduce "each duplicate a
+// self-consistent entry": the lookup check can fail.
+func TestClaimsOfAKernelWhoseIDsDangle(t *testing.T) {
+	needBoots(t)
+	r, rep := claimsRun(t, "-arch", "x86_64", "-append", "ftrace_stackmap.faults=dangling_ids")
+	if r.code != 0 {
+		t.Fatalf("exit %d; want 0: claims never set the status", r.code)
+	}
+	wantStatus(t, rep, "dedup.lookup", claims.NotReproduced)
 }
 
 // CLAIMS=1 adds the claims to a run without touching its verdict: a

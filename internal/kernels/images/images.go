@@ -25,6 +25,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/atomicfile"
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
+	"github.com/ftrace-stackmap/conformance/internal/cachelimit"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 )
 
@@ -310,7 +311,8 @@ var ErrHashMismatch = errors.New("hash mismatch")
 
 // Fetch returns the path of a debian entry's verified image for arch,
 // downloading it into cacheDir on first use. One process at a time
-// fetches an image; the others wait for it and find it there.
+// fetches an image; the others wait for it and find it there. The image
+// is in use until the process ends: no pruning removes it.
 func Fetch(e *Entry, target arch.Arch, cacheDir string, progress *progress.Reporter) (string, error) {
 	archName := target.Name
 	a, ok := e.Arches[archName]
@@ -318,34 +320,45 @@ func Fetch(e *Entry, target arch.Arch, cacheDir string, progress *progress.Repor
 		return "", fmt.Errorf("images.lock entry %s has no %s image", e.Name, archName)
 	}
 	out := filepath.Join(cacheDir, "images", a.ImageSHA256)
-	if fetched(out, a.ImageSHA256) {
-		return out, nil
+	// In use before it is looked at, so that no pruner takes it in
+	// between; again once there, if someone (this fetch) held its lock.
+	cachelimit.Use(out)
+	if !fetched(out, a.ImageSHA256) {
+		if err := fetch(e, a, target, cacheDir, out, progress); err != nil {
+			return "", err
+		}
 	}
+	cachelimit.Use(out)
+	return out, nil
+}
+
+// fetch downloads the image a pins into out, under out's lock.
+func fetch(e *Entry, a ArchImage, target arch.Arch, cacheDir, out string, progress *progress.Reporter) error {
 	release, err := buildlock.Hold(out+".lock", fmt.Sprintf("fetching %s %s (%s)", a.Package, a.Version, target.Deb), progress.Always())
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer release()
 	if fetched(out, a.ImageSHA256) {
-		return out, nil
+		return nil
 	}
 	tmp, err := os.MkdirTemp(cacheDir, "download-")
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer os.RemoveAll(tmp)
 	fmt.Fprintf(progress, "fetching %s %s (%s) ...\n", a.Package, a.Version, target.Deb)
 	deb, err := apt.Download(tmp, a.Package, a.Version, target.Deb)
 	if errors.Is(err, apt.ErrVanished) {
-		return "", fmt.Errorf("%v; re-pin entry %s in images.lock to a version `apt-cache policy` lists (package, version, deb_sha256, image_sha256)", err, e.Name)
+		return fmt.Errorf("%v; re-pin entry %s in images.lock to a version `apt-cache policy` lists (package, version, deb_sha256, image_sha256)", err, e.Name)
 	}
 	if err != nil {
-		return "", err
+		return err
 	}
 	if sum, err := FileSHA256(deb); err != nil || sum != a.DebSHA256 {
-		return "", fmt.Errorf("%w: %s has sha256 %s, images.lock pins %s; the archive changed under the pin: check it and re-pin entry %s", ErrHashMismatch, filepath.Base(deb), sum, a.DebSHA256, e.Name)
+		return fmt.Errorf("%w: %s has sha256 %s, images.lock pins %s; the archive changed under the pin: check it and re-pin entry %s", ErrHashMismatch, filepath.Base(deb), sum, a.DebSHA256, e.Name)
 	}
-	err = atomicfile.Produce(out, 0o644, func(tmp string) error {
+	return atomicfile.Produce(out, 0o644, func(tmp string) error {
 		if err := apt.Extract(deb, a.Path, tmp); err != nil {
 			return err
 		}
@@ -354,10 +367,6 @@ func Fetch(e *Entry, target arch.Arch, cacheDir string, progress *progress.Repor
 		}
 		return nil
 	})
-	if err != nil {
-		return "", err
-	}
-	return out, nil
 }
 
 // fetched says whether the image at path is there with its pinned sum.

@@ -25,6 +25,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/atomicfile"
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
+	"github.com/ftrace-stackmap/conformance/internal/cachelimit"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/korigin"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
@@ -135,9 +136,11 @@ func (b Builder) Build() (*Result, error) {
 }
 
 // Cached returns the cached image of the build keyed key, and its hash,
-// if it is there.
+// if it is there; it is in use until the process ends, from before it is
+// looked at, so that no pruner takes it in between.
 func (b Builder) Cached(key string) (image, sum string, ok bool) {
 	image = b.cached(key)
+	cachelimit.Use(filepath.Dir(image))
 	sum, err := images.FileSHA256(image)
 	return image, sum, err == nil
 }
@@ -163,14 +166,21 @@ func (b Builder) keep(key, out string, start time.Time, record any) (*Result, er
 	if err != nil {
 		return nil, err
 	}
+	cachelimit.Use(filepath.Dir(image)) // storing took the lock alone
 	return &Result{Image: image, ImageSHA256: sum, Key: key}, nil
 }
 
 // Store copies the build in out to the cache under key, with info as its
-// inputs.json, and returns the cached image.
+// inputs.json, and returns the cached image. The entry's lock keeps a
+// pruner from removing it half written.
 func (b Builder) Store(key, out string, info []byte) (string, error) {
 	image := b.cached(key)
 	dir := filepath.Dir(image)
+	release, err := buildlock.Hold(dir+".lock", "storing the kernel in "+dir, b.Progress.Always())
+	if err != nil {
+		return "", err
+	}
+	defer release()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -265,6 +275,9 @@ func (b Builder) compile(a arch.Arch, key string) (string, error) {
 	if err := b.unpackPristine(pristine); err != nil {
 		return "", err
 	}
+	// The trees are used: pruning keeps the most recently used.
+	cachelimit.Touch(pristine)
+	cachelimit.Touch(out)
 	if stamp, err := os.ReadFile(filepath.Join(src, ".patched")); err != nil || string(stamp) != key {
 		step := announce(b.Progress, "applying kernel/patches")
 		os.RemoveAll(src)
@@ -339,6 +352,7 @@ func (b Builder) Make(work, src, out, log string, fragments []string, absent ...
 	env := append(withoutMake(os.Environ()),
 		"ARCH="+a.KernelArch, "CROSS_COMPILE="+a.Cross,
 		"CCACHE_DIR="+filepath.Join(b.CacheDir, "ccache"), "CCACHE_DEPEND=1", "CCACHE_BASEDIR="+work,
+		"CCACHE_MAXSIZE="+cachelimit.CCacheMaxSize(), // ccache keeps its cache within the area's cap
 		// Fixed build identity, so the same inputs give the same image.
 		"KBUILD_BUILD_TIMESTAMP=2026-01-01", "KBUILD_BUILD_USER=smct", "KBUILD_BUILD_HOST=smct", "KBUILD_BUILD_VERSION=1")
 	step := announce(b.Progress, "configuring %s (tinyconfig + kernel/config)", b.Arch.Name)

@@ -20,6 +20,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/apt"
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
+	"github.com/ftrace-stackmap/conformance/internal/cachelimit"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 )
@@ -139,6 +140,7 @@ func (t LocalTree) Build() (*Result, TreeState, error) {
 	}
 	start := time.Now()
 	out := filepath.Join(work, "out")
+	cachelimit.Touch(work) // used: pruning keeps the most recently used
 	if err := kb.Make(work, t.Dir, out, filepath.Join(work, "build.log"), fragments, absent...); err != nil {
 		return nil, state, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/apt"
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
+	"github.com/ftrace-stackmap/conformance/internal/cachelimit"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/textlines"
@@ -123,6 +124,7 @@ func (b TreeBuilder) Build() (*Result, error) {
 	// ccache hits across changes of base or series (as in kbuild).
 	work := filepath.Join(b.CacheDir, "treebuild", b.Entry.Name+"-"+b.Arch.Name)
 	src, out := filepath.Join(work, "src"), filepath.Join(work, "out")
+	cachelimit.Touch(work) // used: pruning keeps the most recently used
 	start := time.Now()
 	got, err := b.prepare(work, src)
 	if err != nil {
