@@ -65,8 +65,11 @@ func (c *Checkpoint) Hold(clause func() string, err error) {
 		return
 	}
 	mark := clause()
-	id, _ := contract.ClauseOf(mark)
-	c.broken = append(c.broken, violation{id: contract.RequirementOf(id), text: mark + ": " + err.Error(), at: c.at})
+	id, rest := contract.ClauseOf(mark)
+	if rest != "" {
+		mark += ":" // the clause's words, then what was found
+	}
+	c.broken = append(c.broken, violation{id: contract.RequirementOf(id), text: mark + " " + err.Error(), at: c.at})
 }
 
 // Done ends the checkpoint. A clause of the running spec's own
