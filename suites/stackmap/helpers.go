@@ -270,7 +270,7 @@ func readTrace(tfs *harness.TraceFS) string {
 // first shape problem that own owns, for that spec to judge, before any
 // other owner's.
 func readTraceOf(tfs *harness.TraceFS, own string) (string, error) {
-	text, err := tfs.Read("trace")
+	text, err := traceText(tfs)
 	harness.Must(err, "reading trace")
 	problems := fmtx.CheckTrace(text)
 	for _, p := range problems {
