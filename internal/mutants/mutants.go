@@ -113,6 +113,14 @@ var faults = []Fault{
 	fault("tracer_switch_clears", "SM-OPT-04.1", defaultBoot, nil),
 	fault("reset_first_drop", "SM-RESET-04.4", fullMapBoot, nil),
 	fault("bits_lenient", "SM-BOOT-02.1", []string{"bits-minus", "bits-trailing"}, nil),
+	// Faults that break an always-true clause in one state only, which the
+	// requirement's own spec never reaches: the checkpoints must see them.
+	fault("drop_error_id", "SM-TRACE-01.3", fullMapBoot, nil),
+	fault("full_text_order", "SM-TEXT-01.2", fullMapBoot, nil),
+	fault("switch_zeroes_successes", "SM-STAT-03.3", defaultBoot, nil),
+	fault("bits_table_size", "SM-STAT-02.2", []string{"bits-12"}, nil),
+	// A fault that keeps the full map a fill waits for from ever showing.
+	fault("full_uncounted", "SM-STAT-03.5", fullMapBoot, nil),
 }
 
 // variants lists every variant switch: behaviours the contract permits
