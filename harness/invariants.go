@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
@@ -39,12 +40,14 @@ type violation struct {
 var invariants struct {
 	mu          sync.Mutex
 	checkpoints int
+	spent       time.Duration // reading and judging, for the oracle's cost
 	broken      []violation // of requirements other than the spec's own
 }
 
 // Checkpoint is one reading of the kernel's state, after an action.
 type Checkpoint struct {
 	at     string
+	start  time.Time
 	broken []violation
 }
 
@@ -55,7 +58,7 @@ func NewCheckpoint(format string, args ...any) *Checkpoint {
 	if spec := CurrentSpecReport().LeafNodeText; spec != "" {
 		at += ", in " + spec
 	}
-	return &Checkpoint{at: at}
+	return &Checkpoint{at: at, start: time.Now()}
 }
 
 // Hold records what a check of an always-true clause found here: nil when
@@ -80,6 +83,7 @@ func (c *Checkpoint) Done() {
 	own := CurrentSpecReport().Labels()
 	invariants.mu.Lock()
 	invariants.checkpoints++
+	invariants.spent += time.Since(c.start)
 	var first *violation
 	for i, v := range c.broken {
 		if slices.Contains(own, v.id) {
@@ -97,11 +101,11 @@ func (c *Checkpoint) Done() {
 	}
 }
 
-// Checkpoints is how many checkpoints the run made.
-func Checkpoints() int {
+// Checkpoints is how many checkpoints the run made, and the time they took.
+func Checkpoints() (int, time.Duration) {
 	invariants.mu.Lock()
 	defer invariants.mu.Unlock()
-	return invariants.checkpoints
+	return invariants.checkpoints, invariants.spent
 }
 
 // invariantResults are the results the run's report gains: one per

@@ -147,6 +147,9 @@ var _ = ReportAfterSuite("live reports", func(r Report) {
 	r = withInvariants(r)
 	s := summarize(r)
 	summary = &s
+	if n, spent := Checkpoints(); n > 0 {
+		fmt.Printf("checkpoints: %d judged the always-true clauses in %.1fs\n", n, spent.Seconds())
+	}
 	if caseLines {
 		// The results of broken invariants end no spec: their case lines
 		// come here, before the init's own.
