@@ -41,7 +41,7 @@ var invariants struct {
 	mu          sync.Mutex
 	checkpoints int
 	spent       time.Duration // reading and judging, for the oracle's cost
-	broken      []violation // of requirements other than the spec's own
+	broken      []violation   // of requirements other than the spec's own
 }
 
 // Checkpoint is one reading of the kernel's state, after an action.
