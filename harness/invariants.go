@@ -42,17 +42,25 @@ var invariants struct {
 	checkpoints int
 	spent       time.Duration // reading and judging, for the oracle's cost
 	broken      []violation   // of requirements other than the spec's own
+	// carried are the requirements broken at the last checkpoint that
+	// judged them, each with the cause a report already names: the
+	// requirement's own FAIL, or the failed spec that left the state. A
+	// state stays broken until something repairs it; the specs after the
+	// one that broke it did not cause it.
+	carried map[string]string
 }
 
 // Checkpoint is one reading of the kernel's state, after an action.
 type Checkpoint struct {
 	at     string
 	start  time.Time
+	ended  bool // after the spec's body: the spec no longer uses the state
+	whole  bool // every always-true clause was judged
 	broken []violation
 }
 
 // NewCheckpoint starts judging the state an action left ("after the map
-// filled"), in the spec running now.
+// filled"), in the spec running now, which goes on to use that state.
 func NewCheckpoint(format string, args ...any) *Checkpoint {
 	at := fmt.Sprintf(format, args...)
 	if spec := CurrentSpecReport().LeafNodeText; spec != "" {
@@ -60,6 +68,15 @@ func NewCheckpoint(format string, args ...any) *Checkpoint {
 	}
 	return &Checkpoint{at: at, start: time.Now()}
 }
+
+// AfterSpec marks a checkpoint of the state a spec's body ended in: a
+// clause found broken that was broken before the spec ran is not the
+// spec's doing, and one found after a spec that failed is that failure's.
+func (c *Checkpoint) AfterSpec() { c.ended = true }
+
+// Whole marks a checkpoint that judged every always-true clause, so that
+// a requirement it found holding is no longer carried as broken.
+func (c *Checkpoint) Whole() { c.whole = true }
 
 // Hold records what a check of an always-true clause found here: nil when
 // the clause held.
@@ -75,29 +92,56 @@ func (c *Checkpoint) Hold(clause func() string, err error) {
 	c.broken = append(c.broken, violation{id: contract.RequirementOf(id), text: mark + " " + err.Error(), at: c.at})
 }
 
-// Done ends the checkpoint. A clause of the running spec's own
-// requirement fails the spec; any other broken clause is kept for its
-// requirement's result, and the spec, whose state broke it, is
-// UNRESOLVED naming the first.
+// Done ends the checkpoint. A clause broken here for the first time fails
+// its own requirement: the running spec's, in the spec; any other's in a
+// result of its own, the spec, whose state broke it, UNRESOLVED naming
+// it. A clause still broken since an earlier checkpoint is not blamed
+// again: a spec that goes on to use the state is UNRESOLVED naming the
+// cause found then. After a spec that failed, what is broken is that
+// failure's doing and fails nothing more.
 func (c *Checkpoint) Done() {
-	own := CurrentSpecReport().Labels()
+	spec := CurrentSpecReport()
+	failed := c.ended && spec.State.Is(types.SpecStateFailed)
 	invariants.mu.Lock()
 	invariants.checkpoints++
 	invariants.spent += time.Since(c.start)
-	var first *violation
-	for i, v := range c.broken {
-		if slices.Contains(own, v.id) {
+	if invariants.carried == nil {
+		invariants.carried = map[string]string{}
+	}
+	if c.whole {
+		for id := range invariants.carried {
+			if !slices.ContainsFunc(c.broken, func(v violation) bool { return v.id == id }) {
+				delete(invariants.carried, id)
+			}
+		}
+	}
+	var unresolved string
+	for _, v := range c.broken {
+		cause, carried := invariants.carried[v.id]
+		switch {
+		case failed:
+			if !carried {
+				invariants.carried[v.id] = "the failure of " + spec.LeafNodeText
+			}
+		case carried:
+			if !c.ended && unresolved == "" {
+				unresolved = fmt.Sprintf("%s is broken in the state this spec reached (%s), since %s, so this cannot be checked: %s", v.id, v.at, cause, v.text)
+			}
+		case slices.Contains(spec.Labels(), v.id):
+			invariants.carried[v.id] = v.id + "'s failure"
 			invariants.mu.Unlock()
 			Fail(v.text+" ("+v.at+")", 1)
-		}
-		invariants.broken = append(invariants.broken, v)
-		if first == nil {
-			first = &c.broken[i]
+		default:
+			invariants.broken = append(invariants.broken, v)
+			invariants.carried[v.id] = v.id + "'s failure at a checkpoint (" + v.at + ")"
+			if unresolved == "" {
+				unresolved = fmt.Sprintf("%s is broken in the state this spec reached (%s), so this cannot be checked: %s", v.id, v.at, v.text)
+			}
 		}
 	}
 	invariants.mu.Unlock()
-	if first != nil {
-		end(contract.Unresolved, fmt.Sprintf("%s is broken in the state this spec reached (%s), so this cannot be checked: %s", first.id, first.at, first.text), 1)
+	if unresolved != "" {
+		end(contract.Unresolved, unresolved, 1)
 	}
 }
 
