@@ -59,9 +59,9 @@ func judge(tfs *harness.TraceFS, ended bool, action string, args ...any) {
 	if on, err := tfs.ReadTrimmed("tracing_on"); err != nil || on != "0" {
 		harness.Set(tfs, "tracing_on", "0")
 	}
-	trace, err := traceText(tfs)
+	tr, err := readTraceAnalysed(tfs)
 	harness.Must(err, "reading trace at a checkpoint")
-	if problems := fmtx.CheckTrace(trace); len(problems) > 0 {
+	if problems := tr.shapes; len(problems) > 0 {
 		// A shape broken once says it; the rest would repeat it.
 		cp.Hold(shapeClause(problems[0].Owner), problems[0])
 	}
@@ -101,7 +101,7 @@ func judge(tfs *harness.TraceFS, ended bool, action string, args ...any) {
 	}
 	if statErr == nil && textErr == nil {
 		cp.Hold(harness.Clause("SM-STAT-03.3", ""), equal("the blocks' ref counts add up to", int64(fmtx.RefSum(blocks)), "successes", st.Successes))
-		holdIDs(cp, trace, blocks, st, sizeErr == nil)
+		holdIDs(cp, tr.ids, blocks, st, sizeErr == nil)
 	}
 	if textErr == nil {
 		holdBinary(cp, tfs, blocks)
@@ -149,12 +149,12 @@ func holdBootSize(cp *harness.Checkpoint, st fmtx.Stat) {
 // below table_size when table_size itself is right (sized). Under v3 a
 // reset keeps the ring buffer, and ids from before it name nothing
 // (SM-RESET-05): there only the bound is held.
-func holdIDs(cp *harness.Checkpoint, trace string, blocks []fmtx.Block, st fmtx.Stat, sized bool) {
+func holdIDs(cp *harness.Checkpoint, ids []int, blocks []fmtx.Block, st fmtx.Stat, sized bool) {
 	has := map[int]bool{}
 	for _, b := range blocks {
 		has[b.ID] = true
 	}
-	for _, id := range fmtx.ParseTrace(trace).IDs {
+	for _, id := range ids {
 		if sized && int64(id) >= st.TableSize {
 			cp.Hold(harness.Clause("SM-TRACE-01.2", "<stack_id %d>", id), fmt.Errorf("not below table_size %d", st.TableSize))
 			return
@@ -213,8 +213,35 @@ func equal(what string, got int64, want string, wantN int64) error {
 	return fmt.Errorf("%s %d, %s %d", what, got, want, wantN)
 }
 
-// lastTrace is the text of trace read last, and what it was read from.
-var lastTrace struct{ key, text string }
+// analysedTrace is a text of trace with what the checks find in it.
+type analysedTrace struct {
+	text   string
+	shapes []*fmtx.ShapeError
+	ids    []int
+}
+
+// lastTrace is the text of trace read last, what it was read from, and
+// its analysis once made: a full map's trace is megabytes, which under
+// emulation take seconds to check.
+var lastTrace struct {
+	key, text string
+	analysed  *analysedTrace
+}
+
+// readTraceAnalysed is traceText with its shape problems and ids, worked
+// out once per text read.
+func readTraceAnalysed(tfs *harness.TraceFS) (*analysedTrace, error) {
+	text, err := traceText(tfs)
+	if err != nil {
+		return nil, err
+	}
+	if a := lastTrace.analysed; a != nil && len(a.text) == len(text) && a.text == text {
+		return a, nil
+	}
+	a := &analysedTrace{text: text, shapes: fmtx.CheckTrace(text), ids: fmtx.ParseTrace(text).IDs}
+	lastTrace.analysed = a
+	return a, nil
+}
 
 // traceText reads trace, or gives back the text read last when nothing
 // that makes it has changed since: every CPU's ring-buffer counts (its

@@ -270,9 +270,9 @@ func readTrace(tfs *harness.TraceFS) string {
 // first shape problem that own owns, for that spec to judge, before any
 // other owner's.
 func readTraceOf(tfs *harness.TraceFS, own string) (string, error) {
-	text, err := traceText(tfs)
+	tr, err := readTraceAnalysed(tfs)
 	harness.Must(err, "reading trace")
-	problems := fmtx.CheckTrace(text)
+	text, problems := tr.text, tr.shapes
 	for _, p := range problems {
 		if p.Owner == own {
 			return text, p
