@@ -78,7 +78,7 @@ func (r *run) bootHere(ctx context.Context, plan contract.BootPlan, filter strin
 	if err := initramfs.WithRunConfig(r.base, initrd, cfg, extra...); err != nil {
 		return nil, nil, failed("writing the run configuration", err)
 	}
-	boot := o.qemuBoot(r.m, r.kernel, initrd, dir, plan)
+	boot := r.qemuBoot(initrd, dir, plan)
 	var console bytes.Buffer
 	boot.Echo = tee(&console, boot.Echo)
 	step := rep.Step("boot %s: %s", plan.Name, boot.CommandLine())

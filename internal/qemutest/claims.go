@@ -79,7 +79,7 @@ func (r *run) claimsBoot(ctx context.Context, pb claims.PlanBoot, rep *progress.
 		b.Error = "writing the run configuration: " + err.Error()
 		return b, nil
 	}
-	boot := r.o.qemuBoot(r.m, r.kernel, initrd, dir, plan)
+	boot := r.qemuBoot(initrd, dir, plan)
 	var console bytes.Buffer
 	boot.Echo = tee(&console, boot.Echo)
 	step := rep.Step("boot %s: %s", plan.Name, boot.CommandLine())
