@@ -41,9 +41,11 @@ func (rn *Runner) prepare(ctx context.Context, o Options, res *results.Result) (
 	}
 	rn.preparing.Lock()
 	defer rn.preparing.Unlock()
-	if _, err := r.getKernel(); err != nil {
+	k, err := r.getKernel()
+	if err != nil {
 		return nil, err
 	}
+	r.chooseRoute(rn, k) // before the KVM probe boots the run's kernel
 	if err := r.chooseAccel(rn); err != nil {
 		return nil, err
 	}
@@ -145,10 +147,10 @@ func (r *run) chooseAccel(rn *Runner) error {
 }
 
 // describeMachine writes the run's machine line: QEMU's description, then
-// the console's limit before the init, and why.
+// how the kernel boots and the console's limit before the init, and why.
 func (r *run) describeMachine() {
 	line := r.machine
-	for _, s := range []string{r.quietWhy} {
+	for _, s := range []string{r.route.why, r.quietWhy} {
 		if s != "" {
 			line += "; " + s
 		}

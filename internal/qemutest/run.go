@@ -75,6 +75,8 @@ type Runner struct {
 	preparing sync.Mutex
 	kvmMu     sync.Mutex
 	kvm       map[string]*kvmAnswer // what probing KVM with a kernel found, by QEMU and kernel
+	routeMu   sync.Mutex
+	routes    map[string]*routeAnswer // how a kernel's first boot through PVH went, by QEMU and kernel
 	// specs are the suite's specs when known beforehand (KnownSpecs).
 	specs types.SpecReports
 	// probeKVM and kvmHost stand in for qemu.KVMWorks and hostKVM in tests.
@@ -172,6 +174,9 @@ type run struct {
 	reports   []types.Report   // Ginkgo's, of every boot kept so far
 	summaries []report.Summary // theirs, boot by boot
 	bootsUp   bool             // a boot without a plan's parameters reached the suite
+	// route says whether kernel is a bzImage's vmlinux or the bzImage,
+	// and why (route.go).
+	route route
 	// bootQuiet is the console's longest silence before the init starts,
 	// and quietWhy what it is and why; machine is QEMU's own description,
 	// which the run's machine line begins with.
