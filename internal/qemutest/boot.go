@@ -81,7 +81,11 @@ func (r *run) bootHere(ctx context.Context, plan contract.BootPlan, filter strin
 	res, console, err, werr := r.runBoot(ctx, r.qemuBoot(initrd, dir, plan), plan.Name, rep)
 	// For the reader; a file that cannot be written leaves no verdict.
 	if err != nil {
-		return res, console, failed("boot "+plan.Name, errors.Join(err, werr))
+		what := "boot " + plan.Name
+		if r.route.onBzImage {
+			what += " from the bzImage" // not the route the user may expect
+		}
+		return res, console, failed(what, errors.Join(err, werr))
 	}
 	werr = errors.Join(werr, results.WriteQEMUCommand(dir, res.Command))
 	if o.Keep {

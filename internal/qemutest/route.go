@@ -182,10 +182,10 @@ func (r *run) runBoot(ctx context.Context, b qemu.Boot, name string, rep *progre
 	res, console, err = attempt(ctx, b, name+" from the bzImage", rep)
 	werr = errors.Join(werr, r.console.Add(name, b.CommandLine(), console))
 	switch {
-	case qemu.KernelSilent(console):
-		r.route.why += ", and the bzImage printed nothing either (nothing remembered)"
 	case err != nil || ctx.Err() != nil:
 		r.route.why += " (nothing remembered: the bzImage's boot failed)"
+	case qemu.KernelSilent(console):
+		r.route.why += ", and the bzImage printed nothing either (nothing remembered)"
 	default:
 		r.keepRoute(&routeAnswer{How: how})
 	}

@@ -243,6 +243,20 @@ func TestRouteBothDie(t *testing.T) {
 	}
 }
 
+// QEMU's own error on the bzImage route names that route.
+func TestRouteQEMUsErrorOnTheBzImage(t *testing.T) {
+	bin, _ := routeQEMU(t, "QEMU emulator version 9.9.9", dies, qemuFail)
+	var notes bytes.Buffer
+	r := routeRun(t, new(Runner), t.TempDir(), bin, &notes, "default")
+	err := r.bootAll(context.Background(), r.o.plans())
+	if err == nil || !strings.HasPrefix(err.Error(), "boot default from the bzImage: ") || !strings.Contains(err.Error(), "could not load kernel") {
+		t.Errorf("bootAll: %v; want QEMU's error on the bzImage route", err)
+	}
+	if !strings.HasSuffix(r.res.Machine, " (nothing remembered: the bzImage's boot failed)") {
+		t.Errorf("machine %q", r.res.Machine)
+	}
+}
+
 // QEMU's own error on the PVH route is not the kernel's: no bzImage boot,
 // nothing kept, the error reported as ever.
 func TestRouteNotDecidedByQEMUsError(t *testing.T) {
