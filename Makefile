@@ -2,6 +2,8 @@
 # ftrace stackmap conformance suite.
 #
 #   make qemu-test ARCH=arm64|x86_64 [KERNEL=path | TREE=kernel-source | IMAGE=lock-entry] [PROFILE=v4|v3] [LABELS=filter]
+#                  [TIMEOUT=5m] [BOOT_QUIET=90s]  the console's longest silence before the init (default: scaled
+#                                 to KVM or TCG and to a debug kernel; on the summary's machine line)
 #                  [FTRACETEST=tree/tools/testing/selftests/ftrace] [FTRACETEST_MATCH=stackmap]
 #                  [REQUIRE=stackmap|none] [SEED=n] [EXIT_CODES=smct|kselftest]
 #                  [CLAIMS=1]     also measure what the series claims (claims.txt; never changes the verdict)
@@ -48,6 +50,7 @@ IMAGE   ?=
 PROFILE ?= v4
 LABELS  ?=
 TIMEOUT ?= 5m
+BOOT_QUIET ?=
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 ACCEL   ?=
 CPU     ?=
@@ -104,7 +107,7 @@ smct: go-check
 
 qemu-test: smct
 	@./bin/smct qemu-test -arch '$(ARCH)' -kernel '$(KERNEL)' -tree '$(TREE)' -image '$(IMAGE)' \
-		-profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' \
+		-profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' -boot-quiet '$(BOOT_QUIET)' \
 		-ftracetest '$(FTRACETEST)' -ftracetest-match '$(FTRACETEST_MATCH)' -jobs '$(JOBS)' -accel '$(ACCEL)' \
 		-cpu '$(CPU)' -mem '$(MEM)' -qemu-opts '$(QEMU_OPTS)' $(if $(KEEP),-keep) $(if $(GUEST_SHELL),-shell) -lanes '$(or $(LANES),0)' \
 		-require-feature '$(REQUIRE)' -seed '$(SEED)' -exit-codes '$(EXIT_CODES)' $(if $(CLAIMS),-claims) -sanitize '$(SANITIZE)'
@@ -113,8 +116,8 @@ qemu-test: smct
 # deduplication under contention), measured on one kernel.
 claims: smct
 	@./bin/smct claims -arch '$(ARCH)' -kernel '$(KERNEL)' -tree '$(TREE)' -image '$(IMAGE)' -profile '$(PROFILE)' \
-		-timeout '$(TIMEOUT)' -jobs '$(JOBS)' -accel '$(ACCEL)' -cpu '$(CPU)' -mem '$(MEM)' -lanes '$(or $(LANES),0)' \
-		-sanitize '$(SANITIZE)'
+		-timeout '$(TIMEOUT)' -boot-quiet '$(BOOT_QUIET)' -jobs '$(JOBS)' -accel '$(ACCEL)' -cpu '$(CPU)' -mem '$(MEM)' \
+		-lanes '$(or $(LANES),0)' -sanitize '$(SANITIZE)'
 
 # The reference kernel (kernel/), built and cached; PIN=1 records it in images.lock.
 kernel: smct
@@ -126,12 +129,13 @@ mutants: smct
 
 # The stackmap hot path under load on two CPUs; fails on kernel warnings.
 stress: smct
-	@./bin/smct qemu-test -arch '$(ARCH)' -kernel '$(KERNEL)' -image '$(IMAGE)' -labels stress -timeout 10m -sanitize '$(SANITIZE)'
+	@./bin/smct qemu-test -arch '$(ARCH)' -kernel '$(KERNEL)' -image '$(IMAGE)' -labels stress -timeout 10m \
+		-boot-quiet '$(BOOT_QUIET)' -sanitize '$(SANITIZE)'
 
 # Every images.lock entry (or IMAGES=a,b) on both arches, two boots at a
 # time; exits with the worst cell's status.
 matrix: smct
-	@./bin/smct matrix -images '$(IMAGES)' -profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' \
+	@./bin/smct matrix -images '$(IMAGES)' -profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' -boot-quiet '$(BOOT_QUIET)' \
 		-require-feature '$(REQUIRE)' -seed '$(SEED)' -sanitize '$(SANITIZE)' $(if $(LAVA),-lava-jobs -lava-url '$(LAVA_URL)' -notify '$(NOTIFY)')
 
 # A LAVA job of the run qemu-test would make, for LAVA's qemu device type,
@@ -156,7 +160,7 @@ lava-results: smct
 # Time to verdict of IMAGE= against a bare boot of the same kernel, and the
 # throughput of a matrix (the Debian entries, or IMAGES=); medians of REPS.
 bench: smct
-	@./bin/smct bench -image '$(IMAGE)' -reps '$(REPS)' -matrix-images '$(IMAGES)' -timeout '$(TIMEOUT)' \
+	@./bin/smct bench -image '$(IMAGE)' -reps '$(REPS)' -matrix-images '$(IMAGES)' -timeout '$(TIMEOUT)' -boot-quiet '$(BOOT_QUIET)' \
 		-walk-series '$(WALK_SERIES)' -walk-tree '$(WALK_TREE)' -sanitize '$(SANITIZE)'
 
 # A series walked patch by patch on every arch: per-patch table and evidence.
@@ -168,7 +172,7 @@ reply: smct
 
 review: smct
 	@./bin/smct review -series '$(SERIES)' -tree '$(TREE)' -base '$(BASE)' -arches '$(ARCHES)' \
-		-against '$(AGAINST)' -profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' -jobs '$(JOBS)' \
+		-against '$(AGAINST)' -profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' -boot-quiet '$(BOOT_QUIET)' -jobs '$(JOBS)' \
 		-accel '$(ACCEL)' -lanes '$(or $(LANES),0)' $(if $(CLAIMS),-claims) -sanitize '$(SANITIZE)'
 
 # `go test ./...` runs the unit tests only: the end-to-end boots (test/e2e)

@@ -113,7 +113,7 @@ var _ = ReportAfterSuite("the selected specs' report", func(r Report) {
 	if selectedReportPath == "" {
 		return
 	}
-	data, err := json.Marshal([]Report{selectedOnly(r)})
+	data, err := json.Marshal([]Report{selectedOnly(withInvariants(r))})
 	if err == nil {
 		err = os.WriteFile(selectedReportPath, data, 0o644)
 	}
@@ -144,8 +144,17 @@ func selectedOnly(r Report) Report {
 }
 
 var _ = ReportAfterSuite("live reports", func(r Report) {
+	r = withInvariants(r)
 	s := summarize(r)
 	summary = &s
+	if n, spent := Checkpoints(); n > 0 {
+		fmt.Printf("checkpoints: %d judged the always-true clauses in %.1fs\n", n, spent.Seconds())
+	}
+	if caseLines {
+		// The results of broken invariants end no spec: their case lines
+		// come here, before the init's own.
+		writeCases(os.Stdout, summarize(types.Report{SpecReports: invariantResults()}))
+	}
 	if verdictPath != "" {
 		if err := os.WriteFile(verdictPath, fmt.Appendf(nil, "%d\n", s.ExitCode()), 0o644); err != nil {
 			fmt.Fprintf(os.Stderr, "writing the verdict: %v\n", err)
@@ -214,6 +223,9 @@ func machine() string {
 // ExitCode is the test binary's exit status in the convention asked for
 // with -smct.exit-codes; code is what Go's testing package chose.
 func ExitCode(code int) int {
+	if code == 0 && len(invariantResults()) > 0 {
+		code = 1 // a clause broken at a checkpoint fails the run
+	}
 	if exitCodes != report.ExitCodesKselftest || summary == nil {
 		return code
 	}

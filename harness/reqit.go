@@ -61,6 +61,9 @@ func Case(key string) any {
 	if !caseWord.MatchString(key) {
 		panic(fmt.Sprintf("harness.Case(%q): want lower-case words joined by hyphens", key))
 	}
+	if key == InvariantCase {
+		panic(fmt.Sprintf("harness.Case(%q): the results of broken invariants have that key", key))
+	}
 	return caseKey(key)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/onsi/gomega"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
 // failingT stands in for *testing.T under RunSpecs, whose specs here are
@@ -61,6 +62,44 @@ func TestResultClasses(t *testing.T) {
 	It("node cannot be looked up", func() { Require(tfs, Node("trace/stack_map")) })
 	It("missing and unreadable", func() { Require(unreadable, Node("stack_map"), Tracer("function")) })
 
+	// A checkpoint that finds another requirement's clause broken leaves
+	// the spec UNRESOLVED naming it, and a result of that requirement's
+	// own fails; one that finds the spec's own clause broken fails it.
+	// In this order: a state broken stays broken until a checkpoint that
+	// judges everything finds it repaired, and only its first finding
+	// blames anyone.
+	Describe("checkpoints", Ordered, ContinueOnFailure, func() {
+		refs := errors.New("ref counts add up to 3, successes 4")
+		ReqIt("SM-BIN-01", "checkpoint, another's clause broken", func() {
+			cp := NewCheckpoint("after a fill")
+			cp.Hold(Clause("SM-STAT-02.2", ""), nil)
+			cp.Hold(Clause("SM-STAT-03.3", "stack_map"), refs)
+			cp.Done()
+		})
+		ReqIt("SM-TEXT-01", "checkpoint after the spec, the same clause still broken", func() {
+			cp := NewCheckpoint("after the spec's last action")
+			cp.AfterSpec()
+			cp.Hold(Clause("SM-STAT-03.3", "stack_map"), refs)
+			cp.Done()
+		})
+		ReqIt("SM-TEXT-02", "checkpoint for the spec to go on, the same clause still broken", func() {
+			cp := NewCheckpoint("after a reset")
+			cp.Hold(Clause("SM-STAT-03.3", "stack_map"), refs)
+			cp.Done()
+		})
+		ReqIt("SM-NODE-01", "checkpoint, every clause held", func() {
+			cp := NewCheckpoint("after nothing")
+			cp.Whole()
+			cp.Hold(Clause("SM-STAT-03.2", ""), nil)
+			cp.Done()
+		})
+		ReqIt("SM-STAT-03", "checkpoint, own clause broken", Case("c8"), func() {
+			cp := NewCheckpoint("after a reset")
+			cp.Hold(Clause("SM-STAT-03.2", ""), errors.New("entries 2, blocks in stack_map 1"))
+			cp.Done()
+		})
+	})
+
 	var reports []types.SpecReport
 	ReportAfterSuite("collect", func(r Report) { reports = r.SpecReports })
 	suite, reporter := GinkgoConfiguration()
@@ -70,15 +109,20 @@ func TestResultClasses(t *testing.T) {
 	for text, want := range map[string]contract.Class{
 		"setup step fails": contract.Unresolved,
 		"setup step works": contract.Pass,
-		"[SM-STAT-03] prerequisite of another requirement broken": contract.Unresolved,
-		"[SM-STAT-01] own requirement as a prerequisite, broken":  contract.Unresolved,
-		"[SM-STAT-01] own requirement as a prerequisite, met":     contract.Unresolved,
-		"[SM-BIN-03] note on a pass":                              contract.Pass,
-		"[SM-STAT-03] clause broken in an assertion":              contract.Fail,
-		"[SM-STAT-03] clause broken by hand":                      contract.Fail,
-		"[SM-STAT-01] clause broken, in the check's words":        contract.Fail,
-		"[SM-STAT-01] clause kept":                                contract.Pass,
-		"[SM-OPT-02] clause missed, informational":                contract.Pass,
+		"[SM-STAT-03] prerequisite of another requirement broken":                     contract.Unresolved,
+		"[SM-STAT-01] own requirement as a prerequisite, broken":                      contract.Unresolved,
+		"[SM-STAT-01] own requirement as a prerequisite, met":                         contract.Unresolved,
+		"[SM-BIN-03] note on a pass":                                                  contract.Pass,
+		"[SM-STAT-03] clause broken in an assertion":                                  contract.Fail,
+		"[SM-STAT-03] clause broken by hand":                                          contract.Fail,
+		"[SM-STAT-01] clause broken, in the check's words":                            contract.Fail,
+		"[SM-STAT-01] clause kept":                                                    contract.Pass,
+		"[SM-OPT-02] clause missed, informational":                                    contract.Pass,
+		"[SM-BIN-01] checkpoint, another's clause broken":                             contract.Unresolved,
+		"[SM-STAT-03] checkpoint, own clause broken":                                  contract.Fail,
+		"[SM-TEXT-01] checkpoint after the spec, the same clause still broken":        contract.Pass,
+		"[SM-TEXT-02] checkpoint for the spec to go on, the same clause still broken": contract.Unresolved,
+		"[SM-NODE-01] checkpoint, every clause held":                                  contract.Pass,
 		"needs met":                    contract.Pass,
 		"tracer missing":               contract.Unsupported,
 		"node missing":                 contract.Unsupported,
@@ -102,6 +146,10 @@ func TestResultClasses(t *testing.T) {
 				t.Errorf("UNRESOLVED message %q does not name SM-STAT-01 and the cause", msg)
 			}
 		}
+		if r.LeafNodeText == "[SM-TEXT-02] checkpoint for the spec to go on, the same clause still broken" &&
+			!strings.Contains(r.Failure.Message, "since SM-STAT-03's failure at a checkpoint (after a fill, in [SM-BIN-01]") {
+			t.Errorf("UNRESOLVED message %q does not name the FAIL that found the state broken first", r.Failure.Message)
+		}
 		if r.LeafNodeText == "[SM-BIN-03] note on a pass" && (len(r.ReportEntries) != 1 || r.ReportEntries[0].Name != contract.NoteEntry) {
 			t.Errorf("a Note left report entries %v, want one %q", r.ReportEntries, contract.NoteEntry)
 		}
@@ -116,5 +164,32 @@ func TestResultClasses(t *testing.T) {
 			(len(r.ReportEntries) != 1 || r.ReportEntries[0].StringRepresentation() != "[SM-OPT-02.1] stackmap does not follow stacktrace") {
 			t.Errorf("a Warn left report entries %v, want the warning naming its clause", r.ReportEntries)
 		}
+	}
+}
+
+// The run's report gains one failing result per requirement a checkpoint
+// found broken outside its own specs, named <boot>.<ID>.invariants, and
+// the run fails; a run that broke nothing is left as it was.
+func TestInvariantResults(t *testing.T) {
+	if n, _ := Checkpoints(); n == 0 {
+		t.Skip("needs TestResultClasses's checkpoints first")
+	}
+	got := invariantResults()
+	if len(got) != 1 || contract.ClassOf(got[0]) != contract.Fail {
+		t.Fatalf("results %+v, want one FAIL", got)
+	}
+	r := got[0]
+	if !strings.HasPrefix(r.Failure.Message, "[SM-STAT-03.3] stack_map: ref counts add up to 3, successes 4\n(at after a fill, in [SM-BIN-01] checkpoint") {
+		t.Errorf("message %q, want the clause, what was found and where", r.Failure.Message)
+	}
+	s := report.Summarize("full-map", []types.Report{{SpecReports: got}})
+	if s.Specs[0].Name != "full-map.SM-STAT-03.invariants" {
+		t.Errorf("named %q, want full-map.SM-STAT-03.invariants", s.Specs[0].Name)
+	}
+	if w := withInvariants(types.Report{SuiteSucceeded: true}); w.SuiteSucceeded || len(w.SpecReports) != 1 {
+		t.Errorf("a run with a broken invariant: succeeded %v, %d results", w.SuiteSucceeded, len(w.SpecReports))
+	}
+	if ExitCode(0) != 1 {
+		t.Error("exit 0 with a broken invariant")
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -278,6 +279,27 @@ func PanicIn(line string) string {
 		return strings.TrimSpace(line[i:])
 	}
 	return ""
+}
+
+// firmwareHandover is what x86's firmware (SeaBIOS) prints as it jumps to
+// the kernel QEMU loaded: what follows on the console is the kernel's, or
+// its init's, own.
+const firmwareHandover = "Booting from ROM"
+
+// escape is a terminal control sequence, as the firmware clears the
+// screen with.
+var escape = regexp.MustCompile(`\x1b(\[[0-9;?]*[A-Za-z]|.)`)
+
+// KernelSilent says whether a boot's console shows nothing of the kernel:
+// nothing at all, or only the firmware up to its handover. A console
+// without the handover line counts its every word as the kernel's, so that
+// a firmware not known here never makes a kernel look silent.
+func KernelSilent(console []byte) bool {
+	text := string(console)
+	if i := strings.LastIndex(text, firmwareHandover); i >= 0 {
+		text = strings.TrimLeft(text[i+len(firmwareHandover):], ".")
+	}
+	return strings.TrimSpace(escape.ReplaceAllString(text, "")) == ""
 }
 
 // ErrConsoleLog is Run's error when the console could not be saved.

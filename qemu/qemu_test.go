@@ -192,3 +192,23 @@ func TestConsoleNotSavedIsAnError(t *testing.T) {
 		t.Fatalf("Run() = %v, echo %q; want ErrConsoleLog and the echo whole", err, echo.String())
 	}
 }
+
+// The kernel is silent while the console shows nothing past the firmware's
+// handover; without that line any word counts as the kernel's.
+func TestKernelSilent(t *testing.T) {
+	const seabios = "\x1bc\x1b[?7l\x1b[2J\x1b[0mSeaBIOS (version 1.16.2-debian-1.16.2-1)\r\n"
+	for console, silent := range map[string]bool{
+		"":                             true,
+		" \r\n":                        true,
+		seabios + "Booting from ROM..": true,
+		seabios + "Booting from ROM...\r\n\x1b[0m\r\n":           true,
+		seabios + "Booting from ROM..smct-init: running /suites": false,
+		seabios + "Booting from ROM...\r\n[    0.000000] Linux ": false,
+		seabios: false, // a firmware that did not hand over, or another's
+		"[    0.000000] Booting Linux on physical": false,
+	} {
+		if got := KernelSilent([]byte(console)); got != silent {
+			t.Errorf("KernelSilent(%q) = %v, want %v", console, got, silent)
+		}
+	}
+}

@@ -107,6 +107,8 @@ var (
 		fs.Var((*words)(&o.QEMUOpts), "qemu-opts", "more QEMU options, added to every boot")
 		fs.BoolVar(&o.Keep, "keep", false, "keep each boot's initramfs and a rerun.sh that boots it again")
 		fs.IntVar(&o.Lanes, "lanes", 0, "boots made at a time (default: one per CPU, as memory allows)")
+		fs.Var((*quietLimit)(&o.BootQuiet), "boot-quiet", "the console's longest silence before the guest's init starts, "+
+			"past which a boot has hung (default: 20s under KVM, 1m under TCG, twice that for a debug kernel)")
 	}}
 
 	// claimsGroup adds the claims plan to a run or a walk's whole series.
@@ -233,6 +235,30 @@ func (s *seed) Set(v string) error {
 		return fmt.Errorf("want a positive number")
 	}
 	*s = seed(n)
+	return nil
+}
+
+// quietLimit is a silence limit: a duration above 0, or "" (BOOT_QUIET=
+// left empty) to let the run choose it.
+type quietLimit time.Duration
+
+func (q *quietLimit) String() string {
+	if *q == 0 {
+		return ""
+	}
+	return time.Duration(*q).String()
+}
+
+func (q *quietLimit) Set(v string) error {
+	if v == "" {
+		*q = 0
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("want a duration above 0, such as 90s, or nothing to scale it to the accelerator and the kernel")
+	}
+	*q = quietLimit(d)
 	return nil
 }
 

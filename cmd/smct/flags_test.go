@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestBadFlagValuesAreRefused: a value smct cannot use ends the run at
@@ -25,6 +26,8 @@ func TestBadFlagValuesAreRefused(t *testing.T) {
 		{[]string{"-seed", "many"}, "want a positive number"},
 		{[]string{"-seed", "-3"}, "want a positive number"},
 		{[]string{"-arch", "arm64", "-sanitize", "kasan"}, `invalid value "kasan" for flag -sanitize: want 1 or 0`},
+		{[]string{"-boot-quiet", "-5s"}, "invalid value \"-5s\" for flag -boot-quiet: want a duration above 0"},
+		{[]string{"-boot-quiet", "long"}, "invalid value \"long\" for flag -boot-quiet: want a duration above 0"},
 	} {
 		var stdout, stderr strings.Builder
 		dir := t.TempDir()
@@ -127,5 +130,27 @@ func TestSanitizedKernelIsNotPinned(t *testing.T) {
 	code := smct([]string{"kernel", "-arch", "arm64", "-pin", "-sanitize", "1"}, &stdout, &stderr)
 	if code != exitNoVerdict || !strings.Contains(stderr.String(), "-pin with -sanitize: images.lock pins the plain build of the reference entry") {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// -boot-quiet reaches the run: a duration as given, nothing (BOOT_QUIET=
+// left empty) as 0, which lets the run scale it; every command that makes
+// boots here has it.
+func TestBootQuietFlag(t *testing.T) {
+	c, ok := lookup("qemu-test")
+	if !ok {
+		t.Fatal("no qemu-test command")
+	}
+	for value, want := range map[string]time.Duration{"90s": 90 * time.Second, "": 0, "2m": 2 * time.Minute} {
+		r, _, err := c.parse([]string{"-arch", "x86_64", "-boot-quiet", value}, io.Discard)
+		if err != nil || r.run.BootQuiet != want {
+			t.Errorf("-boot-quiet %q: %v, %v; want %s", value, r.run.BootQuiet, err, want)
+		}
+	}
+	for _, c := range commands {
+		_, here := flagNamed(c, "lanes")
+		if _, has := flagNamed(c, "boot-quiet"); has != here {
+			t.Errorf("%s: -boot-quiet %v, boots made here %v", c.name, has, here)
+		}
 	}
 }

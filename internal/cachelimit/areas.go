@@ -51,6 +51,7 @@ var areas = []struct {
 	{"vmlinux", "vmlinux unpacked from bzImages, by image sha256", 512 * miB, lru, ownLocks},
 	{"images", "fetched Debian kernels and tools, by sha256", 512 * miB, lru, ownLocks},
 	{"kvm-probe", "KVM probes' answers, by kernel, QEMU and host", miB, lru, ownLocks},
+	{"boot-route", "whether an x86 kernel boots through PVH or from its bzImage, by image and QEMU", miB, lru, ownLocks},
 	// A kernel's build tree is about 1 GB: keep the newest few.
 	{"kbuild", "the reference kernel's trees, by arch and lane, and the unpacked source", 5 * giB / 2, lru, buildTrees},
 	{"treebuild", "b4 entries' and TREE= builds, by tree and arch", 2 * giB, lru, ownLocks},

@@ -2,7 +2,8 @@
 
 // Package kernels turns what the user asked for (KERNEL=, IMAGE=, or the
 // lock's default) into a kernel QEMU can boot: fetched and verified, or
-// built and cached, checked for its arch, and unpacked for a PVH boot.
+// built and cached, checked for its arch, unpacked for a PVH boot, and its
+// configuration found where it can be.
 package kernels
 
 import (
@@ -51,6 +52,14 @@ type Kernel struct {
 	Tree      *kbuild.TreeState // the source tree it was built from, for TREE=
 	Cached    bool              // built here before: found in the cache
 	Origin    korigin.Origin    // what it was made from, as far as known
+	// PVH says Bootable is an x86 ELF vmlinux QEMU boots through its PVH
+	// entry. When it was unpacked from Path, a bzImage, Path boots too
+	// (slower): the way for a kernel that dies on the PVH route.
+	PVH bool
+	// Config is the kernel's configuration, option name to value, when
+	// one was found, and ConfigFrom says where (see findConfig).
+	Config     map[string]string
+	ConfigFrom string
 	// Sanitized is how the kernel is sanitized, in the reports' words: "" when
 	// it is not asked to be, kbuild.Sanitized for a build here.
 	Sanitized string
@@ -65,10 +74,16 @@ func Resolve(r Request) (*Kernel, error) {
 	if k.SHA256, err = images.FileSHA256(k.Path); err != nil {
 		return nil, fmt.Errorf("hashing the kernel: %w", err)
 	}
-	if k.Bootable, err = r.bootable(k.Path, k.SHA256); err != nil {
+	if k.Bootable, k.PVH, err = r.bootable(k.Path, k.SHA256); err != nil {
 		return nil, err
 	}
+	k.Config, k.ConfigFrom, err = findConfig(k.Path, k.Bootable)
 	if r.Kernel != "" {
+		// A user's kernel whose config cannot be read is refused, as
+		// before; another's config only scales a time limit.
+		if err != nil {
+			return nil, err
+		}
 		if err := r.checkConfig(k); err != nil {
 			return nil, err
 		}
@@ -194,43 +209,45 @@ func (r Request) buildTree() (*Kernel, error) {
 
 // bootable checks the kernel's arch before booting and, for an x86 bzImage,
 // unpacks the ELF vmlinux that QEMU boots through PVH, cached by sum, the
-// image's sha256, and in use until the process ends.
-func (r Request) bootable(kernel, sum string) (string, error) {
+// image's sha256, and in use until the process ends. pvh says the file
+// returned boots through PVH.
+func (r Request) bootable(kernel, sum string) (_ string, pvh bool, _ error) {
 	info, err := kimage.Inspect(kernel)
 	if errors.Is(err, kimage.ErrNotKernel) {
-		return "", err // it names the file and what it is instead
+		return "", false, err // it names the file and what it is instead
 	}
 	if err != nil {
-		return "", fmt.Errorf("inspecting the kernel: %w", err)
+		return "", false, fmt.Errorf("inspecting the kernel: %w", err)
 	}
 	if info.Arch == "" {
-		return "", fmt.Errorf("%s is a %s kernel (%s), not one for ARCH=%s", kernel, info.Detail, info.Format, r.Arch.Name)
+		return "", false, fmt.Errorf("%s is a %s kernel (%s), not one for ARCH=%s", kernel, info.Detail, info.Format, r.Arch.Name)
 	}
 	if info.Arch != r.Arch.Name {
-		return "", fmt.Errorf("%s is a kernel for %s (%s), but ARCH=%s", kernel, info.Arch, info.Format, r.Arch.Name)
+		return "", false, fmt.Errorf("%s is a kernel for %s (%s), but ARCH=%s", kernel, info.Arch, info.Format, r.Arch.Name)
 	}
 	if info.Format == kimage.ELF && r.Arch.ELFNeedsPVH {
 		// QEMU boots an x86 ELF only through its PVH entry.
 		if ok, err := kimage.HasPVH(kernel); err != nil || !ok {
-			return "", fmt.Errorf("%s is an x86 vmlinux without the PVH entry note (CONFIG_PVH=y): give its bzImage (arch/x86/boot/bzImage) instead", kernel)
+			return "", false, fmt.Errorf("%s is an x86 vmlinux without the PVH entry note (CONFIG_PVH=y): give its bzImage (arch/x86/boot/bzImage) instead", kernel)
 		}
+		return kernel, true, nil
 	}
 	if info.Format != kimage.BzImage {
-		return kernel, nil
+		return kernel, false, nil
 	}
 	vmlinux := filepath.Join(r.CacheDir, "vmlinux", sum+".elf")
 	// In use before it is looked at, so that no pruner takes it in
 	// between; again once there, if someone (this unpacking) held its lock.
 	cachelimit.Use(vmlinux)
 	if err := r.unpack(kernel, vmlinux); err != nil {
-		return "", fmt.Errorf("unpacking vmlinux: %w", err)
+		return "", false, fmt.Errorf("unpacking vmlinux: %w", err)
 	}
 	cachelimit.Use(vmlinux)
 	if ok, err := kimage.HasPVH(vmlinux); err != nil || !ok {
 		r.Progress.Notef("note: %s has no PVH entry; booting the bzImage (slower)\n", filepath.Base(kernel))
-		return kernel, nil
+		return kernel, false, nil
 	}
-	return vmlinux, nil
+	return vmlinux, true, nil
 }
 
 // unpack writes the vmlinux of the bzImage kernel to vmlinux unless it is
@@ -262,16 +279,13 @@ func needed(a arch.Arch) []string {
 		"CONFIG_BINFMT_ELF", "CONFIG_TTY", "CONFIG_PRINTK", "CONFIG_FUTEX", "CONFIG_EPOLL", "CONFIG_FTRACE"}, a.ConsoleConfig...)
 }
 
-// checkConfig reads a user's kernel's embedded config, when it has one, and
-// refuses a kernel that cannot run the suite, naming what it lacks.
+// checkConfig refuses a user's kernel that cannot run the suite, naming
+// what it lacks, when it carries its config. Only the image's own config
+// is held against it: a .config beside it may be another build's.
 func (r Request) checkConfig(k *Kernel) error {
-	info, err := kimage.Inspect(k.Bootable)
-	if err != nil {
-		return err
-	}
-	cfg, err := kimage.Config(k.Bootable, info.Format)
-	if err != nil {
-		return err
+	cfg := k.Config
+	if k.ConfigFrom != EmbeddedConfig {
+		cfg = nil
 	}
 	if cfg == nil {
 		r.Progress.Notef("note: %s carries no config (CONFIG_IKCONFIG): the options the suite needs are not checked before booting\n", r.Kernel)
@@ -290,6 +304,41 @@ func (r Request) checkConfig(k *Kernel) error {
 		r.Progress.Notef("note: %s has no CONFIG_FTRACE_STACKMAP: its stackmap specs will be UNSUPPORTED\n", r.Kernel)
 	}
 	return nil
+}
+
+// EmbeddedConfig is ConfigFrom for a kernel that carries its own.
+const EmbeddedConfig = "its embedded config (CONFIG_IKCONFIG)"
+
+// findConfig is the configuration of the kernel at path (booted as
+// bootable) and where it was found: embedded in the image
+// (CONFIG_IKCONFIG), else the config file beside it (as a build cached
+// here keeps it), else the .config of the kernel build directory it was
+// taken from (<dir>/vmlinux, <dir>/arch/<arch>/boot/<image>). None is
+// nil, "". An embedded config that does not read is an error; a file that
+// does not is passed over.
+func findConfig(path, bootable string) (map[string]string, string, error) {
+	info, err := kimage.Inspect(bootable)
+	if err != nil {
+		return nil, "", err
+	}
+	if cfg, err := kimage.Config(bootable, info.Format); cfg != nil || err != nil {
+		return cfg, EmbeddedConfig, err
+	}
+	dir := filepath.Dir(path)
+	candidates := []string{filepath.Join(dir, "config"), filepath.Join(dir, ".config")}
+	if boot, archDir := filepath.Base(dir), filepath.Base(filepath.Dir(filepath.Dir(dir))); boot == "boot" && archDir == "arch" {
+		candidates = append(candidates, filepath.Join(dir, "..", "..", "..", ".config"))
+	}
+	for _, c := range candidates {
+		text, err := os.ReadFile(c)
+		if err != nil {
+			continue
+		}
+		if cfg := kimage.ParseConfig(text); len(cfg) > 0 {
+			return cfg, filepath.Clean(c), nil
+		}
+	}
+	return nil, "", nil
 }
 
 // CacheDir is where fetched and built kernels, tree builds and the guest's

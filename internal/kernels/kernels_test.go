@@ -196,3 +196,66 @@ func TestSanitizersAreTheLanes(t *testing.T) {
 		}
 	}
 }
+
+// A kernel's config is found where it can be: embedded in the image, the
+// config file beside it (a build cached here), or the .config of the build
+// directory it sits in; only the embedded one is held against a user's
+// kernel.
+func TestFindConfig(t *testing.T) {
+	write := func(path, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	embedded := arm64Image(t, "CONFIG_KASAN=y\n")
+	write(filepath.Join(filepath.Dir(embedded), "config"), "CONFIG_LOCKDEP=y\n")
+
+	cached := filepath.Join(t.TempDir(), "kernels", "arm64-0123456789abcdef")
+	write(filepath.Join(cached, "config"), "CONFIG_LOCKDEP=y\n# CONFIG_KASAN is not set\n")
+	write(filepath.Join(cached, "Image"), string(make([]byte, 0x40)))
+
+	tree := t.TempDir()
+	write(filepath.Join(tree, ".config"), "# Automatically generated file; DO NOT EDIT.\nCONFIG_UBSAN=y\n")
+	bz := filepath.Join(tree, "arch", "x86", "boot", "bzImage")
+	write(bz, "")
+	vmlinux := filepath.Join(tree, "vmlinux")
+	write(vmlinux, "")
+
+	stray := filepath.Join(t.TempDir(), "Image")
+	write(stray, "")
+	write(filepath.Join(filepath.Dir(stray), "config"), "not a kernel's\n")
+
+	for _, tc := range []struct {
+		name, path, from, option string
+	}{
+		{"embedded", embedded, EmbeddedConfig, "CONFIG_KASAN"},
+		{"beside a cached build", filepath.Join(cached, "Image"), filepath.Join(cached, "config"), "CONFIG_LOCKDEP"},
+		{"a tree's bzImage", bz, filepath.Join(tree, ".config"), "CONFIG_UBSAN"},
+		{"a tree's vmlinux", vmlinux, filepath.Join(tree, ".config"), "CONFIG_UBSAN"},
+		{"a file named config that is none", stray, "", ""},
+	} {
+		// An image that Inspect does not know stands for the boot file
+		// only where it must be read (the embedded case).
+		bootable := tc.path
+		if tc.name != "embedded" {
+			bootable = arm64Image(t, "")
+		}
+		cfg, from, err := findConfig(tc.path, bootable)
+		if err != nil || from != tc.from || tc.option != "" && cfg[tc.option] != "y" || tc.option == "" && cfg != nil {
+			t.Errorf("%s: %v from %q, %v; want %s=y from %q", tc.name, cfg, from, err, tc.option, tc.from)
+		}
+	}
+
+	// A config beside a user's kernel is not held against it.
+	var notes bytes.Buffer
+	image := arm64Image(t, "")
+	write(filepath.Join(filepath.Dir(image), "config"), "CONFIG_KASAN=y\n")
+	k, err := Resolve(Request{Arch: arch.MustLookup("arm64"), Kernel: image, CacheDir: t.TempDir(), Progress: progress.Quiet(&notes, "")})
+	if err != nil || k.Config["CONFIG_KASAN"] != "y" || !strings.Contains(notes.String(), "carries no config") {
+		t.Errorf("a user's kernel with a config beside it: %v, %v, notes %q; want it booted unchecked, its config known", k, err, notes.String())
+	}
+}

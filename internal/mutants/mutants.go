@@ -67,8 +67,8 @@ var faults = []Fault{
 	fault("bad_counts", "SM-STAT-03.3", defaultBoot, nil),
 	fault("no_ebusy", "SM-RESET-01.1", defaultBoot, nil),
 	fault("no_einval", "SM-RESET-03.1", defaultBoot, nil),
-	fault("reset_keeps_counters", "SM-RESET-04.1", defaultBoot, nil),
-	fault("reset_keeps_buffer", "SM-RESET-05.1", defaultBoot, nil),
+	fault("reset_keeps_counters", "SM-RESET-04.1", defaultBoot, []string{"SM-STAT-03"}),
+	fault("reset_keeps_buffer", "SM-RESET-05.1", defaultBoot, []string{"SM-TRACE-01"}),
 	fault("reset_skips_snapshot", "SM-RESET-05.2", defaultBoot, nil),
 	fault("reset_needs_option", "SM-RESET-02.1", defaultBoot, nil),
 	fault("bad_magic", "SM-BIN-01.1", defaultBoot, nil),
@@ -90,7 +90,7 @@ var faults = []Fault{
 	fault("bits_null", "SM-BOOT-03.1", []string{"bits-bare"}, nil),
 	fault("option_listing", "SM-OPT-01.2", defaultBoot, nil),
 	fault("option_order", "SM-OPT-02.1", defaultBoot, nil),
-	fault("option_off_clears", "SM-OPT-04.1", defaultBoot, nil),
+	fault("option_off_clears", "SM-OPT-04.1", defaultBoot, []string{"SM-TRACE-01"}),
 	fault("inst_rmdir", "SM-INST-03.1", defaultBoot, nil),
 	fault("busy_reads", "SM-ROBUST-01.1", defaultBoot, nil),
 	fault("depth_truncate", "SM-DEPTH-01.1", defaultBoot, nil),
@@ -113,6 +113,14 @@ var faults = []Fault{
 	fault("tracer_switch_clears", "SM-OPT-04.1", defaultBoot, nil),
 	fault("reset_first_drop", "SM-RESET-04.4", fullMapBoot, nil),
 	fault("bits_lenient", "SM-BOOT-02.1", []string{"bits-minus", "bits-trailing"}, nil),
+	// Faults that break an always-true clause in one state only, which the
+	// requirement's own spec never reaches: the checkpoints must see them.
+	fault("drop_error_id", "SM-TRACE-01.3", fullMapBoot, nil),
+	fault("full_text_order", "SM-TEXT-01.2", fullMapBoot, nil),
+	fault("switch_zeroes_successes", "SM-STAT-03.3", defaultBoot, nil),
+	fault("bits_table_size", "SM-STAT-02.2", []string{"bits-12"}, nil),
+	// A fault that keeps the full map a fill waits for from ever showing.
+	fault("full_uncounted", "SM-STAT-03.5", fullMapBoot, nil),
 }
 
 // variants lists every variant switch: behaviours the contract permits

@@ -3,7 +3,6 @@
 package qemutest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -48,6 +47,7 @@ func (r *run) bootOnce(ctx context.Context, plan contract.BootPlan, filter strin
 		ended.Reached = true
 	}
 	if how := deathOf(&ended); how != "" {
+		how = r.routeDeath(how, console)
 		// What did arrive is kept for the reader, and names what did not.
 		return c, res, console, &BootDied{Boot: plan.Name, Params: plan.Append, How: how, Console: console}
 	}
@@ -78,16 +78,14 @@ func (r *run) bootHere(ctx context.Context, plan contract.BootPlan, filter strin
 	if err := initramfs.WithRunConfig(r.base, initrd, cfg, extra...); err != nil {
 		return nil, nil, failed("writing the run configuration", err)
 	}
-	boot := o.qemuBoot(r.m, r.kernel, initrd, dir, plan)
-	var console bytes.Buffer
-	boot.Echo = tee(&console, boot.Echo)
-	step := rep.Step("boot %s: %s", plan.Name, boot.CommandLine())
-	res, err := qemu.Run(ctx, boot)
-	step(err)
+	res, console, err, werr := r.runBoot(ctx, r.qemuBoot(initrd, dir, plan), plan.Name, rep)
 	// For the reader; a file that cannot be written leaves no verdict.
-	werr := r.console.Add(plan.Name, boot.CommandLine(), console.Bytes())
 	if err != nil {
-		return res, console.Bytes(), failed("boot "+plan.Name, errors.Join(err, werr))
+		what := "boot " + plan.Name
+		if r.route.onBzImage {
+			what += " from the bzImage" // not the route the user may expect
+		}
+		return res, console, failed(what, errors.Join(err, werr))
 	}
 	werr = errors.Join(werr, results.WriteQEMUCommand(dir, res.Command))
 	if o.Keep {
@@ -95,9 +93,9 @@ func (r *run) bootHere(ctx context.Context, plan contract.BootPlan, filter strin
 		werr = errors.Join(werr, results.WriteRerun(dir, "Boots "+plan.Name+" of this run again, as it was made.", res.Command))
 	}
 	if werr != nil {
-		return res, console.Bytes(), failed("writing the files of boot "+plan.Name, werr)
+		return res, console, failed("writing the files of boot "+plan.Name, werr)
 	}
-	return res, console.Bytes(), nil
+	return res, console, nil
 }
 
 // tee is w, and echo too when there is one: the console kept in memory is

@@ -53,8 +53,13 @@ func (r *run) measureClaims(ctx context.Context) (*claims.Report, error) {
 	if lanes > 1 {
 		rep = rep.Lines()
 	}
-	inLanes(ctx, len(plan), lanes, func(i int) {
-		boots[i], errs[i] = r.claimsBoot(ctx, plan[i], rep)
+	first := 0
+	for ; first < len(plan) && r.route.open && ctx.Err() == nil; first++ {
+		// Alone: it decides how the others boot (route.go).
+		boots[first], errs[first] = r.claimsBoot(ctx, plan[first], r.o.Progress)
+	}
+	inLanes(ctx, len(plan)-first, lanes, func(i int) {
+		boots[first+i], errs[first+i] = r.claimsBoot(ctx, plan[first+i], rep)
 	})
 	out := claims.Judge(r.res.Machine, r.m.Accel.Name != "kvm", boots)
 	return &out, errors.Join(errs...)
@@ -79,13 +84,7 @@ func (r *run) claimsBoot(ctx context.Context, pb claims.PlanBoot, rep *progress.
 		b.Error = "writing the run configuration: " + err.Error()
 		return b, nil
 	}
-	boot := r.o.qemuBoot(r.m, r.kernel, initrd, dir, plan)
-	var console bytes.Buffer
-	boot.Echo = tee(&console, boot.Echo)
-	step := rep.Step("boot %s: %s", plan.Name, boot.CommandLine())
-	res, err := qemu.Run(ctx, boot)
-	step(err)
-	werr := r.console.Add(plan.Name, boot.CommandLine(), console.Bytes())
+	res, console, err, werr := r.runBoot(ctx, r.qemuBoot(initrd, dir, plan), plan.Name, rep)
 	if errors.Is(err, qemu.ErrConsoleLog) {
 		werr = errors.Join(err, werr)
 	}
@@ -96,7 +95,7 @@ func (r *run) claimsBoot(ctx context.Context, pb claims.PlanBoot, rep *progress.
 		b.Error = err.Error()
 		return b, nil
 	}
-	files, sample, err := readSample(console.Bytes(), filepath.Join(dir, "console.log"), res)
+	files, sample, err := readSample(console, filepath.Join(dir, "console.log"), res)
 	if werr := keepFiles(dir, files); werr != nil {
 		return b, failed("boot "+plan.Name, werr)
 	}

@@ -5,6 +5,7 @@ package qemutest
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/u-root/u-root/pkg/cpio"
@@ -21,14 +22,68 @@ import (
 // a run and changes nothing the contract speaks of.
 var defaultBootArgs = []string{"trace_options=noannotate", "rcupdate.rcu_expedited=1"}
 
-// Silence limits of a boot's console. Before the guest's init starts, a
-// kernel that says nothing for BootQuiet has halted: even under emulation
-// the slowest boot here prints within a few seconds. Once the suite runs,
-// its longest quiet spell is the 30 s stress workload.
+// Silence limits of a boot's console. Once the suite runs, its longest
+// quiet spell is the 30 s stress workload: RunQuiet. Before the guest's
+// init starts, a kernel at loglevel=4 may print nothing at all, so the
+// limit that tells a slow kernel from a halted one is how long the slowest
+// may take (preInitQuiet). BootQuiet is a plain kernel's under KVM, which
+// reaches its init within a second or two. Under TCG every guest
+// instruction is translated, 10 to 50 times slower, and lanes side by side
+// or a kernel build on the same CPUs slow each guest again: plain kernels
+// printed within a few seconds on an idle host, so tcgQuiet triples the
+// limit. A debug kernel (debugOptions) does much more before its init
+// (KASAN fills its shadow memory, lockdep and the debug objects run
+// self-tests, kmemleak tracks every allocation): one built with the
+// kernel's debug.config printed nothing for 17 s under TCG on a loaded
+// host, so debugQuiet doubles the limit again, to 2 minutes under TCG,
+// seven times that. A kernel that really hangs still ends its boot, at
+// the limit.
 const (
-	BootQuiet = 20 * time.Second
-	RunQuiet  = 2 * time.Minute
+	BootQuiet  = 20 * time.Second
+	tcgQuiet   = 3
+	debugQuiet = 2
+	RunQuiet   = 2 * time.Minute
 )
+
+// debugOptions are the Kconfig options that make a kernel slow to reach
+// its init.
+var debugOptions = []string{"CONFIG_KASAN", "CONFIG_LOCKDEP", "CONFIG_PROVE_LOCKING", "CONFIG_UBSAN",
+	"CONFIG_DEBUG_KMEMLEAK", "CONFIG_DEBUG_OBJECTS"}
+
+// debugIn are the debug options a kernel's config sets.
+func debugIn(cfg map[string]string) []string {
+	var on []string
+	for _, opt := range debugOptions {
+		if cfg[opt] == "y" {
+			on = append(on, opt)
+		}
+	}
+	return on
+}
+
+// preInitQuiet is the pre-init silence limit of a run's boots and, for
+// the machine line, what it is and why: given (BOOT_QUIET=) when not 0,
+// else BootQuiet scaled for the accelerator and for a kernel whose config
+// (read from configFrom) sets debug options.
+func preInitQuiet(given time.Duration, accel string, debug []string, configFrom string) (time.Duration, string) {
+	if given > 0 {
+		return given, fmt.Sprintf("pre-init silence limit %s (BOOT_QUIET=)", given)
+	}
+	limit := BootQuiet
+	var why []string
+	if accel != "kvm" {
+		limit *= tcgQuiet
+		why = append(why, fmt.Sprintf("x%d under TCG", tcgQuiet))
+	}
+	if len(debug) > 0 {
+		limit *= debugQuiet
+		why = append(why, fmt.Sprintf("x%d for a debug kernel: %s in %s", debugQuiet, strings.Join(debug, ", "), configFrom))
+	}
+	if len(why) == 0 {
+		return limit, fmt.Sprintf("pre-init silence limit %s (KVM)", limit)
+	}
+	return limit, fmt.Sprintf("pre-init silence limit %s (%s %s)", limit, BootQuiet, strings.Join(why, ", "))
+}
 
 // suiteArgs are the suite binary's flags in the guest, for the specs
 // filter selects.
@@ -68,11 +123,12 @@ func (o Options) kernelArgs(plan contract.BootPlan) []string {
 	return append(append(append([]string{}, defaultBootArgs...), plan.Append...), o.BootArgs...)
 }
 
-// qemuBoot is a plan's boot of kernel and initrd on m, its console saved
-// in dir.
-func (o Options) qemuBoot(m qemu.Machine, kernel, initrd, dir string, plan contract.BootPlan) qemu.Boot {
-	return qemu.Boot{Machine: m, Kernel: kernel, Initrd: initrd, Append: o.kernelArgs(plan), CPUs: plan.CPUs,
+// qemuBoot is a plan's boot of the run's kernel and initrd, its console
+// saved in dir.
+func (r *run) qemuBoot(initrd, dir string, plan contract.BootPlan) qemu.Boot {
+	o := r.o
+	return qemu.Boot{Machine: r.m, Kernel: r.kernel, Initrd: initrd, Append: o.kernelArgs(plan), CPUs: plan.CPUs,
 		Timeout: o.Timeout, ConsoleLog: filepath.Join(dir, "console.log"), Echo: o.Echo,
-		EarlyConsole: len(plan.Append) > 0, Started: guest.StartMarker, BootQuiet: BootQuiet, RunQuiet: RunQuiet,
+		EarlyConsole: len(plan.Append) > 0, Started: guest.StartMarker, BootQuiet: r.bootQuiet, RunQuiet: RunQuiet,
 		Memory: o.Mem, Extra: o.QEMUOpts}
 }

@@ -74,7 +74,7 @@ func TestKernelArgs(t *testing.T) {
 // parsing them.
 func TestQEMUBoot(t *testing.T) {
 	o := Options{Request: results.Request{Timeout: time.Minute}, Mem: "1024", QEMUOpts: []string{"-smp", "2"}}
-	m := qemu.MachineFor(arch.MustLookup("x86_64"))
+	r := &run{o: o, m: qemu.MachineFor(arch.MustLookup("x86_64")), kernel: "/k", bootQuiet: 40 * time.Second}
 	for _, tc := range []struct {
 		plan  contract.BootPlan
 		early bool
@@ -82,12 +82,49 @@ func TestQEMUBoot(t *testing.T) {
 		{contract.BootPlan{Name: "default"}, false},
 		{contract.BootPlan{Name: "stress", Append: []string{"ftrace_stackmap.bits=10"}, CPUs: 2}, true},
 	} {
-		b := o.qemuBoot(m, "/k", "/i", "/run/boots/"+tc.plan.Name, tc.plan)
+		b := r.qemuBoot("/i", "/run/boots/"+tc.plan.Name, tc.plan)
 		if b.EarlyConsole != tc.early || b.CPUs != tc.plan.CPUs || b.ConsoleLog != "/run/boots/"+tc.plan.Name+"/console.log" {
 			t.Errorf("boot %s: earlycon %v, CPUs %d, console %s", tc.plan.Name, b.EarlyConsole, b.CPUs, b.ConsoleLog)
 		}
-		if b.BootQuiet != BootQuiet || b.RunQuiet != RunQuiet || b.Timeout != time.Minute || b.Memory != "1024" || !slices.Equal(b.Extra, o.QEMUOpts) {
+		if b.Kernel != "/k" || b.BootQuiet != 40*time.Second || b.RunQuiet != RunQuiet || b.Timeout != time.Minute || b.Memory != "1024" || !slices.Equal(b.Extra, o.QEMUOpts) {
 			t.Errorf("boot %s: %+v", tc.plan.Name, b)
 		}
+	}
+}
+
+// The pre-init silence limit is BOOT_QUIET= when given, else scaled: short
+// under KVM, longer under TCG, longer again for a debug kernel, and always
+// says why. A debug.config kernel printed nothing for 17 s under TCG on a
+// loaded host: its limit is well above that.
+func TestPreInitQuiet(t *testing.T) {
+	debug := debugIn(map[string]string{"CONFIG_KASAN": "y", "CONFIG_PROVE_LOCKING": "y", "CONFIG_LOCKDEP": "y",
+		"CONFIG_UBSAN": "n", "CONFIG_DEBUG_KMEMLEAK": "m", "CONFIG_PRINTK": "y"})
+	if want := []string{"CONFIG_KASAN", "CONFIG_LOCKDEP", "CONFIG_PROVE_LOCKING"}; !slices.Equal(debug, want) {
+		t.Errorf("debugIn = %q, want %q", debug, want)
+	}
+	if got := debugIn(nil); got != nil {
+		t.Errorf("debugIn of no config = %q", got)
+	}
+	for _, tc := range []struct {
+		given time.Duration
+		accel string
+		debug []string
+		want  time.Duration
+		why   string
+	}{
+		{0, "kvm", nil, 20 * time.Second, "pre-init silence limit 20s (KVM)"},
+		{0, "tcg", nil, time.Minute, "pre-init silence limit 1m0s (20s x3 under TCG)"},
+		{0, "kvm", debug, 40 * time.Second, "pre-init silence limit 40s (20s x2 for a debug kernel: CONFIG_KASAN, CONFIG_LOCKDEP, CONFIG_PROVE_LOCKING in /b/.config)"},
+		{0, "tcg", debug, 2 * time.Minute, "pre-init silence limit 2m0s (20s x3 under TCG, x2 for a debug kernel: CONFIG_KASAN, CONFIG_LOCKDEP, CONFIG_PROVE_LOCKING in /b/.config)"},
+		{90 * time.Second, "tcg", debug, 90 * time.Second, "pre-init silence limit 1m30s (BOOT_QUIET=)"},
+		{5 * time.Second, "kvm", nil, 5 * time.Second, "pre-init silence limit 5s (BOOT_QUIET=)"},
+	} {
+		got, why := preInitQuiet(tc.given, tc.accel, tc.debug, "/b/.config")
+		if got != tc.want || why != tc.why {
+			t.Errorf("preInitQuiet(%s, %s, %q) = %s, %q; want %s, %q", tc.given, tc.accel, tc.debug, got, why, tc.want, tc.why)
+		}
+	}
+	if got, _ := preInitQuiet(0, "tcg", debug, ""); got < 5*17*time.Second {
+		t.Errorf("a debug kernel under TCG may be silent %s, too close to the 17 s one was", got)
 	}
 }

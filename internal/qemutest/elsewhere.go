@@ -86,7 +86,7 @@ func (rn *Runner) Plan(ctx context.Context, o Options) (*Planned, error) {
 // planned is a plan's boot as this run would make it.
 func (r *run) planned(plan contract.BootPlan, filter string) PlannedBoot {
 	cfg, _ := r.o.runConfig(filter, nil)
-	return PlannedBoot{Plan: plan, Config: cfg, CommandLine: r.o.qemuBoot(r.m, r.kernel, "", "", plan).CommandLine()}
+	return PlannedBoot{Plan: plan, Config: cfg, CommandLine: r.qemuBoot("", "", plan).CommandLine()}
 }
 
 // Recorded is how a boot made elsewhere went: its console as QEMU's would

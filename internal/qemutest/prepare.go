@@ -41,12 +41,16 @@ func (rn *Runner) prepare(ctx context.Context, o Options, res *results.Result) (
 	}
 	rn.preparing.Lock()
 	defer rn.preparing.Unlock()
-	if err := r.getKernel(); err != nil {
+	k, err := r.getKernel()
+	if err != nil {
 		return nil, err
 	}
+	r.chooseRoute(rn, k) // before the KVM probe boots the run's kernel
 	if err := r.chooseAccel(rn); err != nil {
 		return nil, err
 	}
+	r.bootQuiet, r.quietWhy = preInitQuiet(o.BootQuiet, r.m.Accel.Name, r.debug, r.configFrom)
+	r.describeMachine()
 	if err := r.getInitramfs(ctx); err != nil {
 		return nil, err
 	}
@@ -84,6 +88,9 @@ func (o Options) check() (arch.Arch, error) {
 	// A filter Ginkgo cannot read is refused now, not after a kernel build.
 	if _, err := types.ParseLabelFilter(o.Labels); err != nil {
 		return a, infra("LABELS=%q: %s", o.Labels, report.Plain(err.Error()))
+	}
+	if o.BootQuiet < 0 {
+		return a, infra("BOOT_QUIET=%s: want a duration above 0 (or 0 to scale it to the accelerator and the kernel)", o.BootQuiet)
 	}
 	if o.Kernel != "" && o.Tree != "" {
 		return a, infra("KERNEL= and TREE= name two kernels: give one")
@@ -134,24 +141,39 @@ func (r *run) chooseAccel(rn *Runner) error {
 	if o.CPU != "" {
 		m = m.WithCPU(o.CPU)
 	}
-	r.m, r.res.Machine = m, m.Describe()
+	r.m, r.machine = m, m.Describe()
+	r.describeMachine()
 	return nil
 }
 
+// describeMachine writes the run's machine line: QEMU's description, then
+// how the kernel boots and the console's limit before the init, and why.
+func (r *run) describeMachine() {
+	line := r.machine
+	for _, s := range []string{r.route.why, r.quietWhy} {
+		if s != "" {
+			line += "; " + s
+		}
+	}
+	r.res.Machine = line
+}
+
 // getKernel finds, fetches or builds the kernel the run boots, and notes
-// where it came from and whether the run requires the feature of it.
-func (r *run) getKernel() error {
+// where it came from, whether the run requires the feature of it, and
+// whether its config makes it a slow debug kernel.
+func (r *run) getKernel() (*kernels.Kernel, error) {
 	o, res := r.o, r.res
 	start := time.Now()
 	k, err := kernels.Resolve(kernels.Request{Arch: r.m.Arch, Kernel: o.Kernel, Tree: o.Tree, Image: o.Image, LockFile: o.LockFile,
 		KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir, Progress: o.Progress, Jobs: o.Jobs, Sanitize: o.Sanitize})
 	if err != nil {
-		return &InfraError{Err: err}
+		return nil, &InfraError{Err: err}
 	}
 	res.KernelTime = time.Since(start)
 	if res.Required, res.RequiredWhy, err = required(o.Require, o.LockFile, k.Entry, k.Source); err != nil {
-		return &InfraError{Err: err}
+		return nil, &InfraError{Err: err}
 	}
+	r.debug, r.configFrom = debugIn(k.Config), k.ConfigFrom
 	if k.Reference && o.Profile == contract.ProfileV3 {
 		// The reference kernel is v4 unless told otherwise.
 		r.o.BootArgs = append(r.o.BootArgs, "ftrace_stackmap.profile=v3")
@@ -159,7 +181,7 @@ func (r *run) getKernel() error {
 	r.kernel = k.Bootable
 	res.Kernel, res.Entry, res.Source, res.KernelSHA, res.KernelCached = k.Path, k.Entry, k.Source, k.SHA256, k.Cached
 	res.Origin, res.Sanitized = k.Origin, k.Sanitized
-	return nil
+	return k, nil
 }
 
 // getInitramfs builds the initramfs, lists the specs in it, and packs the

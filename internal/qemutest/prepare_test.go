@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/results"
@@ -36,6 +37,7 @@ func TestCheckRefusesBadInput(t *testing.T) {
 		{"a label filter", func(o *Options) { o.Labels = "SM-RESET-01 &&" }, `LABELS="SM-RESET-01 &&"`},
 		{"two kernels", func(o *Options) { o.Kernel, o.Tree = "/k", "/t" }, "KERNEL= and TREE= name two kernels"},
 		{"a tree that is not there", func(o *Options) { o.Tree = t.TempDir() }, "is not a kernel source tree"},
+		{"a silence limit below 0", func(o *Options) { o.BootQuiet = -time.Second }, "BOOT_QUIET=-1s: want a duration above 0"},
 	} {
 		o := ok
 		tc.edit(&o)

@@ -40,6 +40,10 @@ type Options struct {
 	QEMUOpts   []string           // QEMU_OPTS=: added to every QEMU command
 	Keep       bool               // KEEP=1: keep each boot's initramfs and a rerun.sh that boots it again
 	Lanes      int                // LANES=: boots made at a time; 0 means one per CPU, as memory allows
+	// BootQuiet is BOOT_QUIET=: the console's longest silence before the
+	// guest's init starts; 0 scales it to the accelerator and the kernel
+	// (preInitQuiet).
+	BootQuiet time.Duration
 }
 
 // InfraError means the run gave no verdict to trust, and why.
@@ -71,6 +75,8 @@ type Runner struct {
 	preparing sync.Mutex
 	kvmMu     sync.Mutex
 	kvm       map[string]*kvmAnswer // what probing KVM with a kernel found, by QEMU and kernel
+	routeMu   sync.Mutex
+	routes    map[string]*routeAnswer // how a kernel's first boot through PVH went, by QEMU and kernel
 	// specs are the suite's specs when known beforehand (KnownSpecs).
 	specs types.SpecReports
 	// probeKVM and kvmHost stand in for qemu.KVMWorks and hostKVM in tests.
@@ -168,6 +174,18 @@ type run struct {
 	reports   []types.Report   // Ginkgo's, of every boot kept so far
 	summaries []report.Summary // theirs, boot by boot
 	bootsUp   bool             // a boot without a plan's parameters reached the suite
+	// route says whether kernel is a bzImage's vmlinux or the bzImage,
+	// and why (route.go).
+	route route
+	// bootQuiet is the console's longest silence before the init starts,
+	// and quietWhy what it is and why; machine is QEMU's own description,
+	// which the run's machine line begins with.
+	bootQuiet         time.Duration
+	quietWhy, machine string
+	// debug are the debug options the kernel's config sets, read from
+	// configFrom.
+	debug      []string
+	configFrom string
 	// controlDied is how the control boot failed, once one has: the next
 	// boot that dies on its parameters is not given another.
 	controlDied error

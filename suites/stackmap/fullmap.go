@@ -34,12 +34,21 @@ const (
 	// fillBufferKB is the ring buffer per CPU during a fill: room for the
 	// whole session, so trace can be counted against the counters.
 	fillBufferKB = "16384"
+	// stillRuns of the workload in a row that add no entry and drop
+	// nothing, the map not full, end the wait for a full map: the kernel
+	// stopped taking stacks without saying so, and the specs judge what it
+	// shows at once (a run of a workload that gives hundreds of stacks
+	// always adds some to a map with room).
+	stillRuns = 3
 )
 
 // fill is what one fill showed, read with tracing off.
 type fill struct {
 	capacity int64
 	runs     int
+	// still is set when the map stopped growing below its capacity
+	// without a drop (stillRuns), and the wait gave up.
+	still bool
 	// rateSteps are moveRate's reads, when the workload's rate did not
 	// separate floor from nearest.
 	rateSteps int
@@ -59,7 +68,12 @@ func (f *fill) full() bool {
 
 // requireFull ends a spec that needs a full map when the fill gave none.
 func (f *fill) requireFull() {
-	if !f.full() {
+	switch {
+	case f.full():
+	case f.still:
+		harness.Unresolved("the map stopped taking stacks at %d of %d entries with no drop and no full stack in trace: %d runs of the workload in a row added none",
+			f.stat.Entries, f.capacity, stillRuns)
+	default:
 		harness.Unresolved("the map never filled: %d runs of the workload in %v gave %d distinct stacks, the map holds %d",
 			f.runs, fillBudget, f.stat.Entries, f.capacity)
 	}
@@ -133,22 +147,34 @@ func fillMap(tfs *harness.TraceFS) *fill {
 	// Turning tracing on under the function tracer clears the buffer: trace
 	// holds this session alone.
 	harness.Must(tfs.Write("tracing_on", "1"), "turning tracing on")
-	deadline, after := time.Now().Add(fillBudget), -1
+	deadline, after, still := time.Now().Add(fillBudget), -1, 0
 	var err error
+	var last fmtx.Stat
 	// Once full, a few runs more; then moveRate brings the success rate
 	// to where rounding down and rounding to nearest differ (SM-STAT-01.3).
-	for time.Now().Before(deadline) && after < runsAfterFull {
+	// A stat that no longer parses, or a map that stopped growing, ends the
+	// wait: the specs judge what the kernel showed, not the budget.
+	for time.Now().Before(deadline) && after < runsAfterFull && still < stillRuns {
 		if err = harness.RunWorkload(1); err != nil {
 			break
 		}
 		f.runs++
 		st, serr := fmtx.ParseStat(readStatText(tfs))
-		if after >= 0 {
+		switch {
+		case serr != nil:
+			still = stillRuns // judged below, by SM-STAT-01's specs
+		case after >= 0:
 			after++
-		} else if serr == nil && (st.Entries >= f.capacity || st.Drops > 0) {
+		case st.Entries >= f.capacity || st.Drops > 0:
 			after = 0
+		case st.Entries == last.Entries:
+			still++
+		default:
+			still = 0
 		}
+		last = st
 	}
+	f.still = still >= stillRuns && after < 0
 	if err == nil && after >= 0 {
 		f.rateSteps = moveRate(tfs)
 	}
@@ -165,8 +191,9 @@ func fillMap(tfs *harness.TraceFS) *fill {
 	f.trace = fmtx.ParseTrace(readTrace(tfs))
 	f.blocks = readBlocks(tfs)
 	f.bin, f.binErr = os.ReadFile(tfs.Path(binNode))
-	AddReportEntry("fill", map[string]any{"runs": f.runs, "rate steps": f.rateSteps, "entries": f.stat.Entries, "successes": f.stat.Successes,
+	AddReportEntry("fill", map[string]any{"runs": f.runs, "stopped growing": f.still, "rate steps": f.rateSteps, "entries": f.stat.Entries, "successes": f.stat.Successes,
 		"drops": f.stat.Drops, "ids in trace": len(f.trace.IDs), "full stacks in trace": f.trace.FullStacks})
+	checkpoint(tfs, "after the map filled (%d runs, %d drops)", f.runs, f.stat.Drops)
 	return f
 }
 
@@ -325,6 +352,7 @@ var _ = describe("the full map", Label(contract.LabelNeedsBoot, contract.LabelFu
 		before.requireFull()
 		quiet(tfs)
 		resetAsSetup(tfs, "0")
+		checkpoint(tfs, "after a reset of a full map")
 		st := readStat(tfs)
 		Expect([]int64{st.Entries, st.Successes, st.Drops}).To(Equal([]int64{0, 0, 0}), harness.Clause("SM-RESET-04.1",
 			"after a reset of a full map: entries %d, successes %d, drops %d, want 0", st.Entries, st.Successes, st.Drops))

@@ -124,10 +124,15 @@ func parseBlocks(tfs *harness.TraceFS) ([]fmtx.Block, error) {
 	return blocks, err
 }
 
-// mapBlocks is parseBlocks for a spec that needs the blocks.
+// mapBlocks is parseBlocks for a spec that needs the blocks: a text
+// export that does not parse, or out of order, breaks SM-TEXT-01 in the
+// state this spec reached.
 func mapBlocks(tfs *harness.TraceFS) []fmtx.Block {
-	blocks, err := parseBlocks(tfs)
-	harness.Prerequisite("SM-TEXT-01", err)
+	text, err := tfs.Read(mapNode)
+	broken("reading stack_map", harness.Clause("SM-TEXT-01.1", "reading stack_map"), err)
+	blocks, err := fmtx.ParseText(text)
+	broken("reading stack_map", harness.Clause("SM-TEXT-01.1", "stack_map"), err)
+	broken("reading stack_map", harness.Clause("SM-TEXT-01.2", "stack_map"), fmtx.CheckOrder(blocks))
 	return blocks
 }
 
@@ -135,7 +140,7 @@ func mapBlocks(tfs *harness.TraceFS) []fmtx.Block {
 // heading two blocks is SM-TEXT-02's.
 func readBlocks(tfs *harness.TraceFS) []fmtx.Block {
 	blocks := mapBlocks(tfs)
-	harness.Prerequisite("SM-TEXT-02", fmtx.CheckUnique(blocks))
+	broken("reading stack_map", harness.Clause("SM-TEXT-02.1", "stack_map"), fmtx.CheckUnique(blocks))
 	return blocks
 }
 
@@ -188,10 +193,9 @@ func at(where string) string {
 // wrong with them, success_rate included, is SM-STAT-01's.
 func readStat(tfs *harness.TraceFS) fmtx.Stat {
 	st, err := parseStat(tfs)
-	if err == nil {
-		err = st.CheckRate()
-	}
-	harness.Prerequisite("SM-STAT-01", err)
+	broken("reading stack_map_stat", harness.Clause("SM-STAT-01.1", ""), err)
+	broken("reading stack_map_stat", harness.Clause("SM-STAT-01.2", ""), st.CheckRateShown())
+	broken("reading stack_map_stat", harness.Clause("SM-STAT-01.3", ""), st.CheckRateValue())
 	return st
 }
 
@@ -266,16 +270,16 @@ func readTrace(tfs *harness.TraceFS) string {
 // first shape problem that own owns, for that spec to judge, before any
 // other owner's.
 func readTraceOf(tfs *harness.TraceFS, own string) (string, error) {
-	text, err := tfs.Read("trace")
+	tr, err := readTraceAnalysed(tfs)
 	harness.Must(err, "reading trace")
-	problems := fmtx.CheckTrace(text)
+	text, problems := tr.text, tr.shapes
 	for _, p := range problems {
 		if p.Owner == own {
 			return text, p
 		}
 	}
-	for _, p := range problems {
-		harness.Prerequisite(p.Owner, p)
+	if len(problems) > 0 {
+		broken("reading trace", shapeClause(problems[0].Owner), problems[0])
 	}
 	return text, nil
 }

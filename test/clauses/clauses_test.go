@@ -63,6 +63,13 @@ func readContract(t *testing.T) []*clause {
 // A spec is one harness.ReqIt of suites/, named as CLAUSES.md names it:
 // its requirement IDs and its file, never a line, so an edit above it
 // changes nothing.
+// checkpointSpec names, among a clause's specs, the checkpoint after
+// every stackmap spec.
+const (
+	checkpointSpec = "every checkpoint"
+	checkpointFile = "checkpoint.go"
+)
+
 type spec struct {
 	IDs  []string
 	File string
@@ -203,11 +210,30 @@ func readMarks(t *testing.T, dir string) (map[string][]spec, []string) {
 	var problems []string
 	for _, p := range readSuites(t, dir) {
 		all := map[token.Position]bool{} // every Clause call that names a clause, reached or not
-		for _, f := range p.files {
+		// The marks of always-true clauses, judged in whatever state the
+		// spec that reaches them is in: every Clause of checkpoint.go, and
+		// one given to broken(). They count for every checkpoint, not for
+		// the spec.
+		invariant := map[token.Position]bool{}
+		for file, f := range p.files {
 			ast.Inspect(f, func(n ast.Node) bool {
-				if call, ok := n.(*ast.CallExpr); ok && harnessCall(call, "Clause") && len(call.Args) > 0 {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				if harnessCall(call, "Clause") && len(call.Args) > 0 {
 					if _, ok := literal(call.Args[0]); ok {
 						all[p.fset.Position(call.Pos())] = false
+						if filepath.Base(file) == checkpointFile {
+							invariant[p.fset.Position(call.Pos())] = true
+						}
+					}
+				}
+				if id, ok := call.Fun.(*ast.Ident); ok && id.Name == "broken" {
+					for _, a := range call.Args {
+						if c, ok := a.(*ast.CallExpr); ok && harnessCall(c, "Clause") {
+							invariant[p.fset.Position(c.Pos())] = true
+						}
 					}
 				}
 				return true
@@ -230,6 +256,13 @@ func readMarks(t *testing.T, dir string) (map[string][]spec, []string) {
 					for _, m := range p.marks(arg, map[*ast.FuncDecl]bool{}, &problems) {
 						all[m.Pos] = true
 						req := contract.RequirementOf(m.ID)
+						if invariant[m.Pos] {
+							cp := spec{IDs: []string{checkpointSpec}, File: m.Pos.Filename[strings.LastIndex(m.Pos.Filename, "suites/"):]}
+							if !slices.ContainsFunc(bySpec[m.ID], func(o spec) bool { return o.String() == cp.String() }) {
+								bySpec[m.ID] = append(bySpec[m.ID], cp)
+							}
+							continue
+						}
 						if !slices.Contains(sp.IDs, req) {
 							problems = append(problems, fmt.Sprintf("%s: the spec of %s at %s reaches harness.Clause(%q), a clause of no requirement of its own",
 								m.Pos, ids, p.fset.Position(call.Pos()), m.ID))
@@ -244,6 +277,30 @@ func readMarks(t *testing.T, dir string) (map[string][]spec, []string) {
 				for _, id := range sp.IDs {
 					if !judged[id] {
 						problems = append(problems, fmt.Sprintf("%s: the spec of %s judges no clause of %s (no harness.Clause of it)", p.fset.Position(call.Pos()), ids, id))
+					}
+				}
+				return true
+			})
+		}
+		// The checkpoint after every stackmap spec (an AfterEach) judges
+		// the always-true clauses of any requirement, in every state a
+		// spec leaves.
+		for file, f := range p.files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				if id, isIdent := call.Fun.(*ast.Ident); !isIdent || id.Name != "AfterEach" {
+					return true
+				}
+				sp := spec{IDs: []string{checkpointSpec}, File: file}
+				for _, arg := range call.Args {
+					for _, m := range p.marks(arg, map[*ast.FuncDecl]bool{}, &problems) {
+						all[m.Pos] = true
+						if !slices.ContainsFunc(bySpec[m.ID], func(o spec) bool { return o.String() == sp.String() }) {
+							bySpec[m.ID] = append(bySpec[m.ID], sp)
+						}
 					}
 				}
 				return true

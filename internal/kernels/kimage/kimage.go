@@ -242,11 +242,17 @@ func Config(path string, format Format) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: the embedded config does not read: %v", path, err)
 	}
+	return ParseConfig(text), nil
+}
+
+// ParseConfig reads a kernel configuration's text (a .config) as option
+// name to value; options not set are not in it.
+func ParseConfig(text []byte) map[string]string {
 	cfg := map[string]string{}
 	for _, l := range strings.Split(string(text), "\n") {
 		if k, v, ok := strings.Cut(l, "="); ok && strings.HasPrefix(k, "CONFIG_") {
 			cfg[k] = v
 		}
 	}
-	return cfg, nil
+	return cfg
 }

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package contract
+
+import "slices"
+
+// invariants are the clauses that hold in every state the kernel can be
+// in, not only in the one their requirement's spec makes: the suite judges
+// them at every checkpoint (after each stackmap spec, and after the fills
+// and resets no spec ends in), in every boot. test/clauses holds this list
+// to the checkpoints' own marks, and AUDIT.md says where each is judged.
+var invariants = []string{
+	"SM-NODE-02.1",
+	"SM-OPT-03.3",
+	"SM-TRACE-01.1", "SM-TRACE-01.2", "SM-TRACE-01.3",
+	"SM-TEXT-01.1", "SM-TEXT-01.2", "SM-TEXT-02.1",
+	"SM-STAT-01.1", "SM-STAT-01.2", "SM-STAT-01.3",
+	"SM-STAT-02.1", "SM-STAT-02.2", "SM-STAT-02.3",
+	"SM-STAT-03.2", "SM-STAT-03.3",
+	"SM-BIN-01.1", "SM-BIN-02.1", "SM-BIN-03.1",
+	"SM-BOOT-02.1", "SM-BOOT-03.1",
+}
+
+// Invariants are the always-true clauses, in CONTRACT.md's order: a copy.
+func Invariants() []string { return slices.Clone(invariants) }
+
+// IsInvariant says whether clause id holds in every state.
+func IsInvariant(id string) bool { return slices.Contains(invariants, id) }
