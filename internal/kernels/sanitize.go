@@ -4,12 +4,9 @@ package kernels
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
-	"github.com/ftrace-stackmap/conformance/internal/kernels/kimage"
 )
 
 // lane is the sanitized lane's words for a kernel built here, "" when the
@@ -36,12 +33,11 @@ var sanitizers = []string{"CONFIG_KASAN_GENERIC", "CONFIG_KASAN_VMALLOC", "CONFI
 
 // checkSanitized refuses a user's kernel that SANITIZE=1 cannot stand
 // behind: one whose config cannot be found, or has KASAN off. The lane's
-// other checks it lacks are noted.
+// other checks it lacks are noted. Unlike checkConfig it takes the config
+// wherever findConfig found it (embedded, beside the image, its build
+// directory's .config): without one, whether KASAN is on cannot be told.
 func (r Request) checkSanitized(k *Kernel) error {
-	cfg, from, err := kernelConfig(k.Path, k.Bootable)
-	if err != nil {
-		return err
-	}
+	cfg, from := k.Config, configPlace(k.ConfigFrom)
 	if cfg == nil {
 		return fmt.Errorf("SANITIZE=1: KERNEL=%s carries no config (CONFIG_IKCONFIG), and none is beside it (config, .config) or in its build directory: whether it has KASAN cannot be told", r.Kernel)
 	}
@@ -62,44 +58,12 @@ func (r Request) checkSanitized(k *Kernel) error {
 	return nil
 }
 
-// kernelConfig is the configuration of the kernel at path (booted as
-// bootable) and where it was found: embedded in the image
-// (CONFIG_IKCONFIG), else a config file beside it (as a build cached here
-// keeps it), else the .config of the build directory it was taken from
-// (<dir>/vmlinux, <dir>/arch/<arch>/boot/<image>). None is nil.
-func kernelConfig(path, bootable string) (map[string]string, string, error) {
-	info, err := kimage.Inspect(bootable)
-	if err != nil {
-		return nil, "", err
+// configPlace is where a config was found (ConfigFrom) in the lane's
+// words, which put it in parentheses: the embedded config without its
+// option's name in parentheses of its own.
+func configPlace(from string) string {
+	if from == EmbeddedConfig {
+		return "its embedded config"
 	}
-	if cfg, err := kimage.Config(bootable, info.Format); cfg != nil || err != nil {
-		return cfg, "its embedded config", err
-	}
-	dir := filepath.Dir(path)
-	candidates := []string{filepath.Join(dir, "config"), filepath.Join(dir, ".config")}
-	if filepath.Base(dir) == "boot" && filepath.Base(filepath.Dir(filepath.Dir(dir))) == "arch" {
-		candidates = append(candidates, filepath.Join(dir, "..", "..", "..", ".config"))
-	}
-	for _, c := range candidates {
-		text, err := os.ReadFile(c)
-		if err != nil {
-			continue
-		}
-		if cfg := parseConfig(text); len(cfg) > 0 {
-			return cfg, filepath.Clean(c), nil
-		}
-	}
-	return nil, "", nil
-}
-
-// parseConfig reads a .config as option name to value; options not set
-// are not in it.
-func parseConfig(text []byte) map[string]string {
-	cfg := map[string]string{}
-	for _, l := range strings.Split(string(text), "\n") {
-		if k, v, ok := strings.Cut(l, "="); ok && strings.HasPrefix(k, "CONFIG_") {
-			cfg[k] = v
-		}
-	}
-	return cfg
+	return from
 }
