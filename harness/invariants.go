@@ -74,8 +74,11 @@ func NewCheckpoint(format string, args ...any) *Checkpoint {
 // spec's doing, and one found after a spec that failed is that failure's.
 func (c *Checkpoint) AfterSpec() { c.ended = true }
 
-// Whole marks a checkpoint that judged every always-true clause, so that
-// a requirement it found holding is no longer carried as broken.
+// Whole marks a checkpoint that judged every always-true clause between
+// a spec's actions or after them, so that a requirement it found holding
+// is no longer carried as broken. It blames no spec: what the spec goes
+// on to read, its readers judge (a checkpoint that is not whole), and a
+// clause of a thing the spec never reads is not its prerequisite.
 func (c *Checkpoint) Whole() { c.whole = true }
 
 // Hold records what a check of an always-true clause found here: nil when
@@ -94,11 +97,11 @@ func (c *Checkpoint) Hold(clause func() string, err error) {
 
 // Done ends the checkpoint. A clause broken here for the first time fails
 // its own requirement: the running spec's, in the spec; any other's in a
-// result of its own, the spec, whose state broke it, UNRESOLVED naming
-// it. A clause still broken since an earlier checkpoint is not blamed
-// again: a spec that goes on to use the state is UNRESOLVED naming the
-// cause found then. After a spec that failed, what is broken is that
-// failure's doing and fails nothing more.
+// result of its own, and a spec that read the broken thing (a checkpoint
+// that is not whole) is UNRESOLVED naming it. A clause still broken since
+// an earlier checkpoint is not blamed again: a spec that reads it is
+// UNRESOLVED naming the cause found then. After a spec that failed, what
+// is broken is that failure's doing and fails nothing more.
 func (c *Checkpoint) Done() {
 	spec := CurrentSpecReport()
 	failed := c.ended && spec.State.Is(types.SpecStateFailed)
@@ -124,7 +127,7 @@ func (c *Checkpoint) Done() {
 				invariants.carried[v.id] = "the failure of " + spec.LeafNodeText
 			}
 		case carried:
-			if !c.ended && unresolved == "" {
+			if !c.whole && unresolved == "" {
 				unresolved = fmt.Sprintf("%s is broken in the state this spec reached (%s), since %s, so this cannot be checked: %s", v.id, v.at, cause, v.text)
 			}
 		case slices.Contains(spec.Labels(), v.id):
@@ -134,7 +137,7 @@ func (c *Checkpoint) Done() {
 		default:
 			invariants.broken = append(invariants.broken, v)
 			invariants.carried[v.id] = v.id + "'s failure at a checkpoint (" + v.at + ")"
-			if unresolved == "" {
+			if !c.whole && unresolved == "" {
 				unresolved = fmt.Sprintf("%s is broken in the state this spec reached (%s), so this cannot be checked: %s", v.id, v.at, v.text)
 			}
 		}

@@ -79,12 +79,20 @@ func TestResultClasses(t *testing.T) {
 		ReqIt("SM-TEXT-01", "checkpoint after the spec, the same clause still broken", func() {
 			cp := NewCheckpoint("after the spec's last action")
 			cp.AfterSpec()
+			cp.Whole()
 			cp.Hold(Clause("SM-STAT-03.3", "stack_map"), refs)
 			cp.Done()
 		})
 		ReqIt("SM-TEXT-02", "checkpoint for the spec to go on, the same clause still broken", func() {
 			cp := NewCheckpoint("after a reset")
 			cp.Hold(Clause("SM-STAT-03.3", "stack_map"), refs)
+			cp.Done()
+		})
+		ReqIt("SM-OPT-01", "whole checkpoint, another's clause broken", func() {
+			cp := NewCheckpoint("after the spec's last action")
+			cp.AfterSpec()
+			cp.Whole()
+			cp.Hold(Clause("SM-TEXT-02.1", "stack_map"), errors.New("block 7 printed twice"))
 			cp.Done()
 		})
 		ReqIt("SM-NODE-01", "checkpoint, every clause held", func() {
@@ -120,6 +128,7 @@ func TestResultClasses(t *testing.T) {
 		"[SM-OPT-02] clause missed, informational":                                    contract.Pass,
 		"[SM-BIN-01] checkpoint, another's clause broken":                             contract.Unresolved,
 		"[SM-STAT-03] checkpoint, own clause broken":                                  contract.Fail,
+		"[SM-OPT-01] whole checkpoint, another's clause broken":                       contract.Pass,
 		"[SM-TEXT-01] checkpoint after the spec, the same clause still broken":        contract.Pass,
 		"[SM-TEXT-02] checkpoint for the spec to go on, the same clause still broken": contract.Unresolved,
 		"[SM-NODE-01] checkpoint, every clause held":                                  contract.Pass,
@@ -174,10 +183,14 @@ func TestInvariantResults(t *testing.T) {
 	if n, _ := Checkpoints(); n == 0 {
 		t.Skip("needs TestResultClasses's checkpoints first")
 	}
+	// One per requirement, in ID order: SM-STAT-03's found by a reader,
+	// SM-TEXT-02's by a whole checkpoint that blamed no spec.
 	got := invariantResults()
-	if len(got) != 1 || contract.ClassOf(got[0]) != contract.Fail {
-		t.Fatalf("results %+v, want one FAIL", got)
+	if len(got) != 2 || contract.ClassOf(got[0]) != contract.Fail || contract.ClassOf(got[1]) != contract.Fail ||
+		!strings.HasPrefix(got[1].Failure.Message, "[SM-TEXT-02.1] stack_map: block 7 printed twice") {
+		t.Fatalf("results %+v, want two FAILs, SM-STAT-03's and SM-TEXT-02's", got)
 	}
+	got = got[:1]
 	r := got[0]
 	if !strings.HasPrefix(r.Failure.Message, "[SM-STAT-03.3] stack_map: ref counts add up to 3, successes 4\n(at after a fill, in [SM-BIN-01] checkpoint") {
 		t.Errorf("message %q, want the clause, what was found and where", r.Failure.Message)
@@ -186,7 +199,7 @@ func TestInvariantResults(t *testing.T) {
 	if s.Specs[0].Name != "full-map.SM-STAT-03.invariants" {
 		t.Errorf("named %q, want full-map.SM-STAT-03.invariants", s.Specs[0].Name)
 	}
-	if w := withInvariants(types.Report{SuiteSucceeded: true}); w.SuiteSucceeded || len(w.SpecReports) != 1 {
+	if w := withInvariants(types.Report{SuiteSucceeded: true}); w.SuiteSucceeded || len(w.SpecReports) != 2 {
 		t.Errorf("a run with a broken invariant: succeeded %v, %d results", w.SuiteSucceeded, len(w.SpecReports))
 	}
 	if ExitCode(0) != 1 {

@@ -5,7 +5,6 @@ package qemutest
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -17,7 +16,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/ftrace-stackmap/conformance/internal/atomicfile"
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
 	"github.com/ftrace-stackmap/conformance/internal/cachelimit"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
@@ -184,32 +182,19 @@ func (rn *Runner) forget(a *kvmAnswer) error {
 // readKVMAnswer is the answer kept in path for in, or nil: a file that is
 // missing, unreadable, not parsed or for other inputs means probing again.
 func readKVMAnswer(path string, in kvmInputs) *kvmAnswer {
-	if path == "" {
-		return nil
+	a := readKept(path, func(a *kvmAnswer) bool {
+		return a.Inputs == in && !a.Probed.IsZero() && (a.Usable || a.Reason != "")
+	})
+	if a != nil {
+		a.path, a.remembered = path, true
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil
-	}
-	var a kvmAnswer
-	if json.Unmarshal(data, &a) != nil || a.Inputs != in || a.Probed.IsZero() || (!a.Usable && a.Reason == "") {
-		return nil
-	}
-	a.path, a.remembered = path, true
-	return &a
+	return a
 }
 
 // writeKVMAnswer keeps a in path whole or not at all: runs side by side
 // may read it while it is written.
 func writeKVMAnswer(path string, a *kvmAnswer) error {
-	data, err := json.MarshalIndent(a, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return atomicfile.Write(path, append(data, '\n'), 0o644)
+	return writeKept(path, a)
 }
 
 // hostKVM is the host's part of the inputs, or why /dev/kvm cannot be

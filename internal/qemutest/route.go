@@ -7,14 +7,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/ftrace-stackmap/conformance/internal/atomicfile"
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
 	"github.com/ftrace-stackmap/conformance/internal/cachelimit"
 	"github.com/ftrace-stackmap/conformance/internal/kernels"
@@ -223,27 +221,14 @@ func (r *run) keepRoute(a *routeAnswer) {
 // is missing, unreadable, not parsed or for other inputs means the run's
 // first boot decides again.
 func readRouteAnswer(path string, in routeInputs) *routeAnswer {
-	if path == "" {
-		return nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil
-	}
-	var a routeAnswer
-	if json.Unmarshal(data, &a) != nil || a.Inputs != in || a.Booted.IsZero() || (!a.PVHBoots && a.How == "") {
-		return nil
-	}
-	return &a
+	return readKept(path, func(a *routeAnswer) bool {
+		return a.Inputs == in && !a.Booted.IsZero() && (a.PVHBoots || a.How != "")
+	})
 }
 
 // writeRouteAnswer keeps a in path whole or not at all, under the entry's
 // lock, so that no pruner removes it while it is written.
 func writeRouteAnswer(path string, a *routeAnswer, rep *progress.Reporter) error {
-	data, err := json.MarshalIndent(a, "", "  ")
-	if err != nil {
-		return err
-	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -252,7 +237,7 @@ func writeRouteAnswer(path string, a *routeAnswer, rep *progress.Reporter) error
 		return err
 	}
 	defer release()
-	return atomicfile.Write(path, append(data, '\n'), 0o644)
+	return writeKept(path, a)
 }
 
 // routeDeath adds to how a boot died what its route says of it: the
