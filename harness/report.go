@@ -87,7 +87,24 @@ func ConfigureOutput(c *types.ReporterConfig) {
 	}
 }
 
+// In the guest, each spec is marked in the kernel's log, so that a report
+// there names the spec it appeared in; with kmemleak on, it scans after
+// every spec that ran, so that a leak shows while the boot lasts.
+var _ = ReportBeforeEach(func(sr SpecReport) {
+	if sr.LeafNodeType == types.NodeTypeIt {
+		guest.SpecStarts(report.SpecName(bootName, sr))
+	}
+})
+
 var _ = ReportAfterEach(func(sr SpecReport) {
+	if sr.LeafNodeType == types.NodeTypeIt {
+		guest.SpecEnds(report.SpecName(bootName, sr))
+		if os.Getenv(guest.MarksEnv) == "1" && !sr.State.Is(types.SpecStateSkipped|types.SpecStatePending) {
+			if _, err := guest.ScanLeaks(); err != nil {
+				fmt.Fprintf(os.Stderr, "after %s: %v\n", sr.LeafNodeText, err)
+			}
+		}
+	}
 	if !classLines && !caseLines {
 		return
 	}

@@ -112,16 +112,7 @@ const (
 
 // Mark writes a stage mark to the kernel's log; a guest without
 // /dev/kmsg goes unmarked.
-func Mark(stage string) {
-	f, err := os.OpenFile("/dev/kmsg", os.O_WRONLY, 0)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	// Without its newline the record stays open, and a reader of the log
-	// sees it only once a later one closes it.
-	f.WriteString("<6>" + markPrefix + stage + "\n")
-}
+func Mark(stage string) { writeKmsg(markPrefix + stage) }
 
 // MarkIfAsked is Mark in a process the init started with MarksEnv set.
 func MarkIfAsked(stage string) {

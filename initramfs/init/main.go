@@ -44,7 +44,25 @@ func mountAll() error {
 			return err
 		}
 	}
+	// debugfs holds kmemleak's file; a kernel without it has no kmemleak.
+	mount.Mount("debugfs", "/sys/kernel/debug", "debugfs", "", 0)
 	return nil
+}
+
+// scanLeaks has kmemleak list what it suspects into the kernel's log,
+// where the kernel-log check finds it; the scan before the suite names
+// what the boot leaked, so that the specs' scans list only their own.
+func scanLeaks(when string) {
+	if !guest.HasKmemleak() {
+		return
+	}
+	n, err := guest.ScanLeaks()
+	switch {
+	case err != nil:
+		log.Printf("kmemleak %s: %v", when, err)
+	case n > 0:
+		log.Printf("kmemleak %s: %d unreferenced objects, copied to the kernel log", when, n)
+	}
 }
 
 const reportPath = "/tmp/report.json"
@@ -115,10 +133,17 @@ func run(console *os.File, frames *consoleframe.Sender, cases *ownCases) (int, e
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 15 * time.Second
 	cmd.Env = append(os.Environ(), "HOME=/tmp", "PATH=/", guest.MarksEnv+"=1")
+	scanLeaks("before the suite")
 	fmt.Fprintf(console, "%s %s %q\n", guest.StartMarker, guest.SuitePath, args)
 	guest.Mark(guest.StageSuiteExec)
 	err = cmd.Run()
 	guest.Mark(guest.StageSuiteExit)
+	if guest.HasKmemleak() {
+		// kmemleak reports nothing younger than its minimum age: wait it
+		// out, so that the last spec's leaks show too.
+		time.Sleep(guest.KmemleakMinAge * time.Second)
+		scanLeaks("after the suite")
+	}
 	code := cmd.ProcessState.ExitCode()
 	var exitErr *exec.ExitError
 	if ctx.Err() != nil {

@@ -165,6 +165,11 @@ func absentIf(c contract.Class, why string) string {
 // specName is "<boot>.<ID>", IDs joined by "+", then ".<key>" for a spec
 // with a case key; a spec without an ID is named by its words, lower case
 // and hyphenated.
+// SpecName is a spec's case name in the reports of boot.
+func SpecName(boot string, sr types.SpecReport) string {
+	return specName(boot, contract.IDsOf(sr.Labels()), contract.CaseKeyOf(sr.Labels()), sr.LeafNodeText)
+}
+
 func specName(boot string, ids []string, key, leaf string) string {
 	if len(ids) > 0 && key != "" {
 		return boot + "." + strings.Join(ids, "+") + "." + key

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package kernellog
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// A boot's log as the init sends it: spec marks, a checker's report in
+// each of two specs, one between them, and a leaked object that the scan
+// after the second spec found, allocated in the first.
+const log = `<6>[    1.000000] ftrace_stackmap: 16384 entries
+<6>[    9.000000] smct-spec: start default.SM-BIN-02 jiffies=4294900000
+<3>[    9.100000] ==================================================================
+<3>[    9.100001] BUG: KASAN: slab-use-after-free in stackmap_bin_read+0x1f4/0x230
+<3>[    9.100002] Read of size 8 at addr ffff888004a1c010 by task smct-suite/93
+<3>[    9.100003] 
+<4>[    9.100004] CPU: 1 UID: 0 PID: 93 Comm: smct-suite Not tainted 6.12.57 #1
+<4>[    9.100005] Hardware name: QEMU Standard PC (i440FX + PIIX, 1996)
+<4>[    9.100006] Call Trace:
+<3>[    9.100100] ==================================================================
+<6>[    9.500000] smct-spec: end default.SM-BIN-02 jiffies=4294900500
+<4>[    9.600000] ------------[ cut here ]------------
+<3>[    9.600001] ODEBUG: free active (active state 0) object: ffff88800 object type: timer_list hint: stackmap_timer+0x0/0x10
+<4>[    9.600002] WARNING: CPU: 0 PID: 97 at lib/debugobjects.c:514 debug_print_object+0xd6/0x100
+<4>[    9.600003] Modules linked in:
+<6>[    9.700000] smct-spec: start default.SM-RESET-01.sleeper jiffies=4294900600
+<4>[    9.800000] 
+<4>[    9.800001] ======================================================
+<4>[    9.800002] WARNING: possible circular locking dependency detected
+<4>[    9.800003] 6.12.57 #1 Not tainted
+<4>[    9.800004] ------------------------------------------------------
+<4>[    9.800005] smct-suite/95 is trying to acquire lock:
+<4>[    9.800006] ffffffff8260a0c8 (stackmap_lock){+.+.}-{3:3}, at: stackmap_reset+0x2c/0x90
+<4>[    9.800007] 
+<4>[    9.800008] but task is already holding lock:
+<6>[   10.000000] smct-spec: end default.SM-RESET-01.sleeper jiffies=4294901100
+<6>[   15.000000] kmemleak: 1 new suspected memory leaks (see /sys/kernel/debug/kmemleak)
+<6>[   15.100000] smct-kmemleak: unreferenced object 0xffff888004b2c000 (size 4096):
+<6>[   15.100001] smct-kmemleak:   comm "smct-suite", pid 93, jiffies 4294900300
+<6>[   15.100002] smct-kmemleak:   hex dump (first 32 bytes):
+<6>[   15.100003] smct-kmemleak:     00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00  ................
+<6>[   15.100004] smct-kmemleak:   backtrace (crc 5a3b1c2d):
+<6>[   15.100005] smct-kmemleak:     [<ffffffff812345a0>] __kmalloc_noprof+0x1c/0x30
+<6>[   15.100006] smct-kmemleak:     [<ffffffff812346b0>] stackmap_bin_open+0x40/0x100
+<6>[   15.100007] smct-kmemleak:     [<ffffffff812347c0>] do_dentry_open+0x1a0/0x4f0
+`
+
+func TestReportsNameKindLinesAndSpec(t *testing.T) {
+	got := Reports([]byte(log))
+	want := []Report{
+		{"KASAN", []string{
+			"BUG: KASAN: slab-use-after-free in stackmap_bin_read+0x1f4/0x230",
+			"Read of size 8 at addr ffff888004a1c010 by task smct-suite/93",
+			"CPU: 1 UID: 0 PID: 93 Comm: smct-suite Not tainted 6.12.57 #1",
+			"Hardware name: QEMU Standard PC (i440FX + PIIX, 1996)",
+		}, "while default.SM-BIN-02 ran"},
+		{"debug-objects", []string{
+			"ODEBUG: free active (active state 0) object: ffff88800 object type: timer_list hint: stackmap_timer+0x0/0x10",
+			"WARNING: CPU: 0 PID: 97 at lib/debugobjects.c:514 debug_print_object+0xd6/0x100",
+			"Modules linked in:",
+		}, "after default.SM-BIN-02, between specs"},
+		{"lockdep", []string{
+			"WARNING: possible circular locking dependency detected",
+			"6.12.57 #1 Not tainted",
+			"smct-suite/95 is trying to acquire lock:",
+			"ffffffff8260a0c8 (stackmap_lock){+.+.}-{3:3}, at: stackmap_reset+0x2c/0x90",
+		}, "while default.SM-RESET-01.sleeper ran"},
+		{"kmemleak", []string{
+			"unreferenced object 0xffff888004b2c000 (size 4096):",
+			"__kmalloc_noprof+0x1c/0x30",
+			"stackmap_bin_open+0x40/0x100",
+			"do_dentry_open+0x1a0/0x4f0",
+		}, "allocated while default.SM-BIN-02 ran"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("Reports() = %d reports, want %d:\n%s", len(got), len(want), strings.Join(Problems([]byte(log)), "\n"))
+	}
+	for i := range want {
+		if got[i].Kind != want[i].Kind || got[i].Where != want[i].Where || !slices.Equal(got[i].Lines, want[i].Lines) {
+			t.Errorf("report %d = %+v\nwant %+v", i, got[i], want[i])
+		}
+	}
+}
+
+// Without the guest's list, the kernel's own kmemleak line is the report.
+func TestKmemleakLineAloneIsAReport(t *testing.T) {
+	got := Problems([]byte("<6>[ 700.0] kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)\n"))
+	if len(got) != 1 || !strings.HasPrefix(got[0], "kmemleak report before the specs: kmemleak: 2 new") {
+		t.Fatalf("Problems() = %q", got)
+	}
+}
+
+// Each kind a checker prints is named as that kind.
+func TestKinds(t *testing.T) {
+	for line, kind := range map[string]string{
+		"BUG: KASAN: slab-out-of-bounds in stackmap_insert+0x1c/0x1a0":                     "KASAN",
+		"UBSAN: array-index-out-of-bounds in kernel/trace/trace_stackmap.c:210:5":          "UBSAN",
+		"BUG: KFENCE: out-of-bounds read in stackmap_seq_show+0x40/0x90":                   "KFENCE",
+		"list_add corruption. next->prev should be prev (ffff8880), but was 0":             "list corruption",
+		"WARNING: possible recursive locking detected":                                     "lockdep",
+		"WARNING: bad unlock balance detected!":                                            "lockdep",
+		"WARNING: suspicious RCU usage":                                                    "RCU",
+		"rcu: INFO: rcu_preempt self-detected stall on CPU":                                "RCU",
+		"INFO: task kworker/0:1:31 blocked for more than 120 seconds.":                     "hung task",
+		"watchdog: BUG: soft lockup - CPU#0 stuck for 22s! [swapper/0:1]":                  "lockup",
+		"WARNING: CPU: 0 PID: 1 at kernel/trace/trace.c:123 foo+0x1/0x2":                   "warning",
+		"BUG: sleeping function called from invalid context at kernel/locking/mutex.c:585": "oops",
+		"Internal error: Oops: 0000000096000004 [#1] SMP":                                  "oops",
+	} {
+		got := Reports([]byte("[    5.000000] " + line + "\n"))
+		if len(got) != 1 || got[0].Kind != kind {
+			t.Errorf("Reports(%q) = %+v, want one %s report", line, got, kind)
+		}
+	}
+}
