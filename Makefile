@@ -3,7 +3,8 @@
 #
 #   make qemu-test ARCH=arm64|x86_64 [KERNEL=path | TREE=kernel-source | IMAGE=lock-entry] [PROFILE=v4|v3] [LABELS=filter]
 #                  [TIMEOUT=5m] [BOOT_QUIET=90s]  the console's longest silence before the init (default: scaled
-#                                 to KVM or TCG and to a debug kernel; on the summary's machine line)
+#                                 to KVM or TCG and to a debug kernel; on the summary's machine line);
+#                                 the default TIMEOUT is x4 for a debug kernel
 #                  [FTRACETEST=tree/tools/testing/selftests/ftrace] [FTRACETEST_MATCH=stackmap]
 #                  [REQUIRE=stackmap|none] [SEED=n] [EXIT_CODES=smct|kselftest]
 #                  [CLAIMS=1]     also measure what the series claims (claims.txt; never changes the verdict)

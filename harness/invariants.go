@@ -13,6 +13,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 )
 
@@ -66,6 +67,7 @@ func NewCheckpoint(format string, args ...any) *Checkpoint {
 	if spec := CurrentSpecReport().LeafNodeText; spec != "" {
 		at += ", in " + spec
 	}
+	guest.CheckpointStarts()
 	return &Checkpoint{at: at, start: time.Now()}
 }
 
@@ -103,6 +105,7 @@ func (c *Checkpoint) Hold(clause func() string, err error) {
 // UNRESOLVED naming the cause found then. After a spec that failed, what
 // is broken is that failure's doing and fails nothing more.
 func (c *Checkpoint) Done() {
+	guest.CheckpointEnds()
 	spec := CurrentSpecReport()
 	failed := c.ended && spec.State.Is(types.SpecStateFailed)
 	invariants.mu.Lock()

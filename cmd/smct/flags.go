@@ -94,7 +94,7 @@ var (
 	// bootGroup is how each boot is made, here or in a lab.
 	bootGroup = group{name: "boot", add: func(fs *flag.FlagSet, r *request) {
 		o := &r.run
-		fs.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "limit for each boot")
+		fs.DurationVar(&o.Timeout, "timeout", qemutest.DefaultTimeout, "limit for each boot (the default is x4 for a kernel whose config sets debug options)")
 		fs.StringVar(&o.Accel, "accel", "", "kvm or tcg (default: kvm when /dev/kvm works and the guest is the host's arch)")
 		fs.StringVar(&o.CPU, "cpu", "", "QEMU -cpu instead of the machine's (e.g. max: pointer authentication on arm64)")
 		fs.StringVar(&o.Mem, "mem", "", "QEMU -m, megabytes (default 512)")

@@ -34,11 +34,22 @@ func SpecStarts(name string) { specMark("start", name) }
 // SpecEnds: see SpecStarts.
 func SpecEnds(name string) { specMark("end", name) }
 
+// CheckpointStarts and CheckpointEnds log a checkpoint of the running
+// spec: a report between them is placed at the checkpoint, which reads
+// every export, and not in what the spec itself did.
+func CheckpointStarts() { specMark("checkpoint", "") }
+
+// CheckpointEnds: see CheckpointStarts.
+func CheckpointEnds() { specMark("resume", "") }
+
 func specMark(what, name string) {
 	if os.Getenv(MarksEnv) != "1" {
 		return
 	}
-	line := kernellog.SpecMark + what + " " + name
+	line := kernellog.SpecMark + what
+	if name != "" {
+		line += " " + name
+	}
 	if HasKmemleak() {
 		if j, ok := jiffies(); ok {
 			line += " jiffies=" + j

@@ -166,6 +166,8 @@ func Stages(kmsg []byte) []Stage {
 		if !ok {
 			continue
 		}
+		// With CONFIG_PRINTK_CALLER the caller follows: "[ 0.7][  T1] text".
+		stamp, _, _ = strings.Cut(stamp, "]")
 		t, err := strconv.ParseFloat(strings.TrimSpace(stamp), 64)
 		if err != nil {
 			continue

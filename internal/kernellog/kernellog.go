@@ -9,6 +9,7 @@
 package kernellog
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -68,14 +69,42 @@ func (r Report) String() string {
 	return r.Kind + " report " + r.Where + ": " + strings.Join(r.Lines, " | ")
 }
 
-// Problems returns the reports of a kernel log, each as one line.
+// Problems returns the reports of a kernel log, each as one line. A
+// report that repeats (a warning on every reset) is listed once, with
+// how often it came again and where last.
 func Problems(dmesg []byte) []string {
-	var out []string
+	type group struct {
+		first      Report
+		more       int
+		lastPlaced string
+	}
+	var groups []*group
+	byKey := map[string]*group{}
 	for _, r := range Reports(dmesg) {
-		out = append(out, r.String())
+		key := r.Kind + "\x00" + digits.ReplaceAllString(r.Lines[0], "N")
+		if g := byKey[key]; g != nil {
+			g.more++
+			g.lastPlaced = r.Where
+			continue
+		}
+		g := &group{first: r}
+		byKey[key] = g
+		groups = append(groups, g)
+	}
+	var out []string
+	for _, g := range groups {
+		line := g.first.String()
+		if g.more > 0 {
+			line += fmt.Sprintf(" (and %d more like it, the last %s)", g.more, g.lastPlaced)
+		}
+		out = append(out, line)
 	}
 	return out
 }
+
+// digits are what differs between two reports of one place: the CPU,
+// the PID, the address.
+var digits = regexp.MustCompile(`[0-9a-f]{6,}|\d+`)
 
 // firstLines is how many lines name a report: enough for the access
 // and the task, or the lock and the function.
@@ -200,35 +229,48 @@ func frame(line string) string { return frameAddr.ReplaceAllString(line, "") }
 // placer follows the suite's spec marks through a log.
 type placer struct {
 	running, last string
+	checkpoint    bool // the running spec is at a checkpoint
 	marks         []jiffyMark
 }
 
+// jiffyMark is where the run was from a mark on, and the jiffies then.
 type jiffyMark struct {
 	jiffies uint64
-	start   bool
-	spec    string
+	where   string
 }
 
-// mark reads a spec mark: "start NAME [jiffies=N]" or "end NAME [jiffies=N]".
+// mark reads a spec mark: "start NAME", "end NAME", or "checkpoint" and
+// "resume" around a checkpoint of the running spec; each may end in
+// " jiffies=N".
 func (p *placer) mark(rest string) {
 	fields := strings.Fields(rest)
-	if len(fields) < 2 {
+	if len(fields) == 0 {
 		return
 	}
-	start := fields[0] == "start"
-	if start {
-		p.running = fields[1]
-	} else {
-		p.running, p.last = "", fields[1]
+	name := ""
+	if len(fields) > 1 && !strings.HasPrefix(fields[1], "jiffies=") {
+		name = fields[1]
+	}
+	switch fields[0] {
+	case "start":
+		p.running, p.checkpoint = name, false
+	case "end":
+		p.running, p.last, p.checkpoint = "", name, false
+	case "checkpoint", "resume":
+		p.checkpoint = fields[0] == "checkpoint"
+	default:
+		return
 	}
 	if j, ok := leakJiffies(rest); ok {
-		p.marks = append(p.marks, jiffyMark{j, start, fields[1]})
+		p.marks = append(p.marks, jiffyMark{j, p.where()})
 	}
 }
 
 // where places what is logged now.
 func (p *placer) where() string {
 	switch {
+	case p.running != "" && p.checkpoint:
+		return "at a checkpoint of " + p.running
 	case p.running != "":
 		return "while " + p.running + " ran"
 	case p.last != "":
@@ -240,11 +282,8 @@ func (p *placer) where() string {
 // allocated places an allocation made at jiffies j.
 func (p *placer) allocated(j uint64) string {
 	for i := len(p.marks) - 1; i >= 0; i-- {
-		if m := p.marks[i]; m.jiffies <= j {
-			if m.start {
-				return "allocated while " + m.spec + " ran"
-			}
-			return "allocated after " + m.spec + ", between specs"
+		if p.marks[i].jiffies <= j {
+			return "allocated " + p.marks[i].where
 		}
 	}
 	return "allocated before the specs"

@@ -116,3 +116,25 @@ func TestKinds(t *testing.T) {
 		}
 	}
 }
+
+// A checkpoint inside a spec places what it finds there, and a warning
+// that repeats is listed once.
+func TestCheckpointsAndRepeats(t *testing.T) {
+	log := `<6>[ 1.0] smct-spec: start default.SM-RESET-04.workload
+<4>[ 1.1] WARNING: CPU: 0 PID: 93 at kernel/trace/trace_stackmap.c:905 stackmap_wipe+0x4c/0x90
+<6>[ 1.2] smct-spec: checkpoint
+<3>[ 1.3] BUG: KASAN: slab-out-of-bounds in stackmap_fault_walk+0x30/0x50
+<6>[ 1.4] smct-spec: resume
+<6>[ 1.5] smct-spec: end default.SM-RESET-04.workload
+<6>[ 2.0] smct-spec: start default.SM-RESET-05
+<4>[ 2.1] WARNING: CPU: 1 PID: 97 at kernel/trace/trace_stackmap.c:905 stackmap_wipe+0x4c/0x90
+`
+	got := Problems([]byte(log))
+	want := []string{
+		"warning report while default.SM-RESET-04.workload ran: WARNING: CPU: 0 PID: 93 at kernel/trace/trace_stackmap.c:905 stackmap_wipe+0x4c/0x90 (and 1 more like it, the last while default.SM-RESET-05 ran)",
+		"KASAN report at a checkpoint of default.SM-RESET-04.workload: BUG: KASAN: slab-out-of-bounds in stackmap_fault_walk+0x30/0x50",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Problems() =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -77,7 +77,6 @@ func Write(dir string, p *qemutest.Planned, j Job) (*Files, error) {
 	})
 	for i, b := range p.Boots {
 		cfg := b.Config
-		cfg.Args = append(cfg.Args, "-smct.boot="+b.Plan.Name)
 		if !b.Control { // its result is not reported, here or in LAVA
 			cfg.Args = append(cfg.Args, "-smct.case-lines")
 			cfg.CaseBoot = b.Plan.Name

@@ -35,6 +35,11 @@ type Fault struct {
 	// permits (ftrace_stackmap.variants=): every spec must pass, Clause is
 	// the permission it exercises.
 	Variant bool
+	// Checker is the kind of report (kernellog) by which the kernel's own
+	// checkers show a fault the ABI does not: every spec passes, and in
+	// the sanitized lane the kernel-log check fails by such a report,
+	// placed in a spec. Clause is empty.
+	Checker string
 }
 
 var (
@@ -123,6 +128,20 @@ var faults = []Fault{
 	fault("full_uncounted", "SM-STAT-03.5", fullMapBoot, nil),
 }
 
+// checkers lists the faults only the kernel's own checkers see: memory
+// safety and locking defects that keep every output right.
+var checkers = []Fault{
+	{Name: "bin_freed_early", Checker: "KASAN", Boots: defaultBoot},
+	// lockdep_assert_held() warns: a WARNING at the wiping function.
+	{Name: "reset_skips_lock", Checker: "warning", Boots: defaultBoot},
+	{Name: "leak_empty_snapshot", Checker: "kmemleak", Boots: defaultBoot},
+	{Name: "bin_read_past", Checker: "KASAN", Boots: defaultBoot},
+	{Name: "lock_order", Checker: "lockdep", Boots: defaultBoot},
+}
+
+// Checkers are the faults only the kernel's checkers see: a copy.
+func Checkers() []Fault { return slices.Clone(checkers) }
+
 // variants lists every variant switch: behaviours the contract permits
 // and the reference kernel does not choose.
 var variants = []Fault{
@@ -134,8 +153,12 @@ var variants = []Fault{
 // Variants are every variant switch: a copy.
 func Variants() []Fault { return slices.Clone(variants) }
 
-// Want is the requirement ID that must fail: the clause's.
+// Want is the requirement ID that must fail: the clause's, or the
+// kernel-log check for a fault only the checkers see.
 func (f Fault) Want() string {
+	if f.Checker != "" {
+		return kernelLog
+	}
 	id, _, _ := strings.Cut(f.Clause, ".")
 	return id
 }
@@ -157,6 +180,12 @@ type Row struct {
 	// warning, not a failure, is how the suite reports a miss.
 	Warned []string
 	Err    error // no verdict
+	// Checker is the fault's report kind, for a fault only the checkers
+	// see; Sanitized says the lane has them; Reported is the report that
+	// showed it, placed in a spec.
+	Checker   string
+	Sanitized bool
+	Reported  string
 }
 
 // Also are the requirements that failed besides the one the fault targets.
@@ -192,6 +221,9 @@ func (r Row) Caught() bool {
 		return len(r.Failed) == 0 && len(r.Unresolved) == 0 && len(r.Warned) == 0
 	}
 	hit := slices.Contains(r.Failed, r.Want) || slices.Contains(r.Warned, r.Want)
+	if r.Checker != "" {
+		hit = r.Reported != ""
+	}
 	return hit && len(r.Undocumented()) == 0
 }
 
@@ -199,8 +231,9 @@ func (r Row) Caught() bool {
 const kernelLog = "kernel-log"
 
 // mustPass says whether the row's kernel must fail nothing: the kernel
-// without faults, and a variant the contract permits.
-func (r Row) mustPass() bool { return r.Fault == "" || r.Variant }
+// without faults, a variant the contract permits, and a fault only the
+// checkers see, in a lane without them.
+func (r Row) mustPass() bool { return r.Fault == "" || r.Variant || r.Checker != "" && !r.Sanitized }
 
 // Run boots the kernel of base once without faults and once per fault.
 func Run(ctx context.Context, base qemutest.Options, faults []Fault, progress io.Writer) []Row {
@@ -227,7 +260,7 @@ func boot(ctx context.Context, rn *qemutest.Runner, o qemutest.Options, f Fault,
 	o.ResultsDir = filepath.Join(o.ResultsDir, name)
 	fmt.Fprintf(progress, "--- fault %s\n", name)
 	res, err := rn.Run(ctx, o)
-	row := Row{Fault: f.Name, Variant: f.Variant, Want: f.Want(), Echoes: f.Echoes, Err: err}
+	row := Row{Fault: f.Name, Variant: f.Variant, Want: f.Want(), Echoes: f.Echoes, Err: err, Checker: f.Checker, Sanitized: o.Sanitize}
 	if err != nil {
 		return row
 	}
@@ -235,6 +268,12 @@ func boot(ctx context.Context, rn *qemutest.Runner, o qemutest.Options, f Fault,
 	if _, err := results.Write(res); err != nil {
 		row.Err = err // the run has no verdict without its reports
 		return row
+	}
+	if row.Checker != "" && row.Sanitized {
+		row.Reported = reportOf(res.KernelProblems(), row.Checker)
+		if len(res.KernelProblems()) > 0 {
+			row.Failed = append(row.Failed, kernelLog)
+		}
 	}
 	if row.mustPass() {
 		// A kernel that must pass must also log nothing wrong, and its log
@@ -272,6 +311,32 @@ func boot(ctx context.Context, rn *qemutest.Runner, o qemutest.Options, f Fault,
 	return row
 }
 
+// reportOf is the first report of kind placed in a spec (kernellog's
+// "KIND report while X ran: ...", after its boot), or "".
+func reportOf(problems []string, kind string) string {
+	for _, p := range problems {
+		_, rest, _ := strings.Cut(p, ": ")
+		if where, ok := strings.CutPrefix(rest, kind+" report "); ok && inSpec(where) {
+			return p
+		}
+	}
+	return ""
+}
+
+// inSpec says whether a report's place is inside a spec: its run, a
+// checkpoint of it, or an allocation there.
+func inSpec(where string) bool {
+	where = strings.TrimPrefix(where, "allocated ")
+	return strings.HasPrefix(where, "while ") || strings.HasPrefix(where, "at a checkpoint of ")
+}
+
+// placeOf is the place a report names: "while default.SM-BIN-04 ran".
+func placeOf(report string) string {
+	_, rest, _ := strings.Cut(report, " report ")
+	place, _, _ := strings.Cut(rest, ": ")
+	return place
+}
+
 // WriteTable prints the matrix: fault, the requirement that must fail,
 // whether it did, what else failed (an undocumented echo is marked "!"),
 // and what could not be decided because of it.
@@ -286,6 +351,10 @@ func WriteTable(w io.Writer, rows []Row) (ok bool) {
 			name, want, verdict = "(none)", "nothing", "clean"
 		case r.Variant:
 			name, want, verdict = "variant "+name, "nothing", "passes"
+		case r.mustPass():
+			want, verdict = "nothing", "passes" // a checker's fault, no checkers
+		case r.Checker != "":
+			want = r.Checker
 		}
 		var also []string
 		for _, id := range r.Also() {
@@ -299,15 +368,22 @@ func WriteTable(w io.Writer, rows []Row) (ok bool) {
 				also = append(also, id+"(warning)")
 			}
 		}
+		if r.Reported != "" {
+			also = append(also, placeOf(r.Reported))
+		}
 		alsoText, unresolved := dash(also), dash(r.Unresolved)
 		switch {
 		case r.Err != nil:
 			verdict, alsoText, unresolved = "NO VERDICT", r.Err.Error(), ""
 		case !r.Caught() && r.Fault == "":
 			verdict = "DIRTY"
-		case !r.Caught() && r.Variant:
-			verdict = "FALSE"
-		case r.Fault != "" && !r.Variant && !slices.Contains(r.Failed, r.Want) && !slices.Contains(r.Warned, r.Want):
+		case r.mustPass():
+			if !r.Caught() {
+				verdict = "FALSE"
+			}
+		case r.Checker != "" && r.Reported == "":
+			verdict = "MISSED"
+		case r.Checker == "" && !slices.Contains(r.Failed, r.Want) && !slices.Contains(r.Warned, r.Want):
 			verdict = "MISSED"
 		case !r.Caught():
 			verdict = "ECHO"
@@ -331,10 +407,10 @@ func dash(ids []string) string {
 }
 
 // Select is the faults and variants named in a comma-separated list, in
-// its order; "" is all of them, the faults first, then the variants the
-// contract permits.
+// its order; "" is all of them, the faults first, then those only the
+// checkers see, then the variants the contract permits.
 func Select(names string) ([]Fault, error) {
-	all := append(Faults(), Variants()...)
+	all := append(append(Faults(), Checkers()...), Variants()...)
 	if names == "" {
 		return all, nil
 	}

@@ -30,6 +30,13 @@ func TestCaught(t *testing.T) {
 		{"missed", Row{Fault: "f", Want: "SM-STAT-01", Failed: []string{"SM-BIN-01"}}, false},
 		{"informational warned", Row{Fault: "f", Want: "SM-OPT-02", Warned: []string{"SM-OPT-02"}}, true},
 		{"no verdict", Row{Fault: "f", Want: "SM-STAT-01", Failed: []string{"SM-STAT-01"}, Err: errors.New("hung")}, false},
+		// A fault only the checkers see: passes without them, and with
+		// them fails the kernel-log check by its report, in a spec.
+		{"checker's fault, plain lane", Row{Fault: "f", Want: kernelLog, Checker: "KASAN"}, true},
+		{"checker's fault, plain lane, a spec fails", Row{Fault: "f", Want: kernelLog, Checker: "KASAN", Failed: []string{"SM-BIN-04"}}, false},
+		{"checker's fault, reported", Row{Fault: "f", Want: kernelLog, Checker: "KASAN", Sanitized: true, Failed: []string{kernelLog}, Reported: "boot default: KASAN report while default.SM-BIN-04 ran: BUG: KASAN"}, true},
+		{"checker's fault, not reported", Row{Fault: "f", Want: kernelLog, Checker: "KASAN", Sanitized: true}, false},
+		{"checker's fault, reported, a spec fails", Row{Fault: "f", Want: kernelLog, Checker: "KASAN", Sanitized: true, Failed: []string{"SM-BIN-04", kernelLog}, Reported: "x"}, false},
 	} {
 		if got := tc.row.Caught(); got != tc.want {
 			t.Errorf("%s: Caught() = %v, want %v", tc.name, got, tc.want)
@@ -54,11 +61,20 @@ func TestFaultsMatchTheKernel(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
-	for _, f := range append(Faults(), Variants()...) {
+	for _, f := range append(append(Faults(), Checkers()...), Variants()...) {
 		if seen[f.Name] {
 			t.Errorf("fault %s listed twice", f.Name)
 		}
 		seen[f.Name] = true
+		if f.Checker != "" {
+			if !strings.Contains(kernel.String(), `= "`+f.Name+`",`) {
+				t.Errorf("fault %s: not a fault name of kernel/patches", f.Name)
+			}
+			if !strings.Contains(string(readme), "| `"+f.Name+"` | kernel-log: "+f.Checker+" |") {
+				t.Errorf("switch %s: kernel/README.md has no row naming kernel-log: %s", f.Name, f.Checker)
+			}
+			continue
+		}
 		if _, ok := contract.Requirements[f.Want()]; !ok {
 			t.Errorf("fault %s: unknown requirement %s", f.Name, f.Want())
 		}
@@ -150,5 +166,27 @@ func TestFaultsNameTheContract(t *testing.T) {
 				t.Errorf("fault %s: echo %s is not another requirement of the contract", f.Name, id)
 			}
 		}
+	}
+}
+
+// A report counts for a checker's fault only by its kind and inside a spec.
+func TestReportOf(t *testing.T) {
+	problems := []string{
+		"boot default: KASAN report before the specs: BUG: KASAN: slab-out-of-bounds in x",
+		"boot default: warning report while default.SM-RESET-04.workload ran: WARNING: CPU: 0",
+		"boot default: kmemleak report allocated at a checkpoint of default.SM-RESET-04.workload: unreferenced object",
+	}
+	for kind, want := range map[string]string{
+		"KASAN":    "",
+		"warning":  problems[1],
+		"kmemleak": problems[2],
+		"lockdep":  "",
+	} {
+		if got := reportOf(problems, kind); got != want {
+			t.Errorf("reportOf(%s) = %q, want %q", kind, got, want)
+		}
+	}
+	if got := placeOf(problems[2]); got != "allocated at a checkpoint of default.SM-RESET-04.workload" {
+		t.Errorf("placeOf() = %q", got)
 	}
 }

@@ -74,7 +74,7 @@ func (r *run) bootHere(ctx context.Context, plan contract.BootPlan, filter strin
 	if !o.Keep {
 		defer os.Remove(initrd) // big, and rebuilt in well under a second
 	}
-	cfg, extra := o.runConfig(filter, st)
+	cfg, extra := o.runConfig(plan.Name, filter, st)
 	if err := initramfs.WithRunConfig(r.base, initrd, cfg, extra...); err != nil {
 		return nil, nil, failed("writing the run configuration", err)
 	}

@@ -85,6 +85,25 @@ func preInitQuiet(given time.Duration, accel string, debug []string, configFrom 
 	return limit, fmt.Sprintf("pre-init silence limit %s (%s %s)", limit, BootQuiet, strings.Join(why, ", "))
 }
 
+// DefaultTimeout is each boot's limit when TIMEOUT= does not set one.
+const DefaultTimeout = 5 * time.Minute
+
+// debugTimeout is how much longer a debug kernel's boot may take: its
+// checkers (a kmemleak scan, KASAN's shadow checks) make every spec
+// several times slower.
+const debugTimeout = 4
+
+// bootTimeout is the limit of each of a run's boots and, when it differs
+// from the one asked for, why: the default limit, scaled for a kernel
+// whose config sets debug options; a TIMEOUT= of its own is kept.
+func bootTimeout(asked time.Duration, debug []string) (time.Duration, string) {
+	if asked != DefaultTimeout || len(debug) == 0 {
+		return asked, ""
+	}
+	limit := asked * debugTimeout
+	return limit, fmt.Sprintf("boot limit %s (%s x%d for a debug kernel)", limit, asked, debugTimeout)
+}
+
 // suiteArgs are the suite binary's flags in the guest, for the specs
 // filter selects.
 func (o Options) suiteArgs(filter string) []string {
@@ -103,13 +122,14 @@ func guestTimeout(timeout time.Duration) time.Duration {
 	return timeout / 2
 }
 
-// runConfig is what the guest runs in a boot of the specs filter selects,
+// runConfig is what the guest runs in boot, of the specs filter selects,
 // and the files it needs beyond the initramfs: the tree's selftests when
-// st has them.
-func (o Options) runConfig(filter string, st *selftestSetup) (guest.RunConfig, []cpio.Record) {
+// st has them. The suite names its specs after the boot (in the marks it
+// leaves in the kernel's log, and in case lines).
+func (o Options) runConfig(boot, filter string, st *selftestSetup) (guest.RunConfig, []cpio.Record) {
 	// Whole seconds, at least one: a TIMEOUT too short for any run must end
 	// as the host's "did not power off", not as a guest refusing its config.
-	cfg := guest.RunConfig{Args: o.suiteArgs(filter), TimeoutSeconds: max(1, int(guestTimeout(o.Timeout).Seconds()))}
+	cfg := guest.RunConfig{Args: append(o.suiteArgs(filter), "-smct.boot="+boot), TimeoutSeconds: max(1, int(guestTimeout(o.Timeout).Seconds()))}
 	if st == nil {
 		return cfg, nil
 	}

@@ -30,9 +30,9 @@ func TestGuestTimeout(t *testing.T) {
 
 func TestRunConfig(t *testing.T) {
 	o := Options{Request: results.Request{Profile: "v3", Seed: 42, Timeout: 5 * time.Minute}}
-	cfg, extra := o.runConfig("SM-NODE-01", nil)
+	cfg, extra := o.runConfig("bits-12", "SM-NODE-01", nil)
 	want := []string{"-ginkgo.v", "-ginkgo.no-color", "-ginkgo.fail-on-empty", "-ginkgo.seed=42", "-smct.profile=v3",
-		"-smct.workload=/workload", "-smct.capture=/tmp/capture", "-ginkgo.label-filter=SM-NODE-01"}
+		"-smct.workload=/workload", "-smct.capture=/tmp/capture", "-ginkgo.label-filter=SM-NODE-01", "-smct.boot=bits-12"}
 	if !slices.Equal(cfg.Args, want) {
 		t.Errorf("suite args %q, want %q", cfg.Args, want)
 	}
@@ -41,11 +41,11 @@ func TestRunConfig(t *testing.T) {
 	}
 	// A TIMEOUT too short for any run still gives the guest a whole second.
 	o.Timeout = time.Second
-	if cfg, _ := o.runConfig("", nil); cfg.TimeoutSeconds != 1 {
+	if cfg, _ := o.runConfig("default", "", nil); cfg.TimeoutSeconds != 1 {
 		t.Errorf("TIMEOUT=1s: the guest has %d s, want 1", cfg.TimeoutSeconds)
 	}
 	st := &selftestSetup{tests: []string{"a.tc"}, records: []cpio.Record{{}}}
-	if cfg, extra := o.runConfig("", st); !slices.Equal(cfg.Ftracetest, st.tests) || len(extra) != 1 {
+	if cfg, extra := o.runConfig("default", "", st); !slices.Equal(cfg.Ftracetest, st.tests) || len(extra) != 1 {
 		t.Errorf("with selftests: %v, %d records", cfg.Ftracetest, len(extra))
 	}
 }
@@ -126,5 +126,23 @@ func TestPreInitQuiet(t *testing.T) {
 	}
 	if got, _ := preInitQuiet(0, "tcg", debug, ""); got < 5*17*time.Second {
 		t.Errorf("a debug kernel under TCG may be silent %s, too close to the 17 s one was", got)
+	}
+}
+
+// The default boot limit grows for a debug kernel; one the user gave stays.
+func TestBootTimeout(t *testing.T) {
+	debug := []string{"CONFIG_KASAN"}
+	for _, tc := range []struct {
+		asked time.Duration
+		debug []string
+		want  time.Duration
+	}{
+		{DefaultTimeout, nil, DefaultTimeout},
+		{DefaultTimeout, debug, 4 * DefaultTimeout},
+		{time.Minute, debug, time.Minute},
+	} {
+		if got, why := bootTimeout(tc.asked, tc.debug); got != tc.want || (got != tc.asked) != (why != "") {
+			t.Errorf("bootTimeout(%s, %v) = %s, %q; want %s", tc.asked, tc.debug, got, why, tc.want)
+		}
 	}
 }

@@ -85,7 +85,7 @@ func (rn *Runner) Plan(ctx context.Context, o Options) (*Planned, error) {
 
 // planned is a plan's boot as this run would make it.
 func (r *run) planned(plan contract.BootPlan, filter string) PlannedBoot {
-	cfg, _ := r.o.runConfig(filter, nil)
+	cfg, _ := r.o.runConfig(plan.Name, filter, nil)
 	return PlannedBoot{Plan: plan, Config: cfg, CommandLine: r.qemuBoot("", "", plan).CommandLine()}
 }
 

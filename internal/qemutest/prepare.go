@@ -50,6 +50,7 @@ func (rn *Runner) prepare(ctx context.Context, o Options, res *results.Result) (
 		return nil, err
 	}
 	r.bootQuiet, r.quietWhy = preInitQuiet(o.BootQuiet, r.m.Accel.Name, r.debug, r.configFrom)
+	r.o.Timeout, r.timeoutWhy = bootTimeout(o.Timeout, r.debug)
 	r.describeMachine()
 	if err := r.getInitramfs(ctx); err != nil {
 		return nil, err
@@ -150,7 +151,7 @@ func (r *run) chooseAccel(rn *Runner) error {
 // how the kernel boots and the console's limit before the init, and why.
 func (r *run) describeMachine() {
 	line := r.machine
-	for _, s := range []string{r.route.why, r.quietWhy} {
+	for _, s := range []string{r.route.why, r.quietWhy, r.timeoutWhy} {
 		if s != "" {
 			line += "; " + s
 		}

@@ -182,6 +182,8 @@ type run struct {
 	// which the run's machine line begins with.
 	bootQuiet         time.Duration
 	quietWhy, machine string
+	// timeoutWhy says why each boot's limit is not the one asked for.
+	timeoutWhy string
 	// debug are the debug options the kernel's config sets, read from
 	// configFrom.
 	debug      []string
