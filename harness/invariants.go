@@ -158,6 +158,18 @@ func Checkpoints() (int, time.Duration) {
 	return invariants.checkpoints, invariants.spent
 }
 
+// Violations are the always-true clauses the run's checkpoints found
+// broken so far, each "[ID] what was found (at the state)".
+func Violations() []string {
+	invariants.mu.Lock()
+	defer invariants.mu.Unlock()
+	var out []string
+	for _, v := range invariants.broken {
+		out = append(out, "["+v.id+"] "+v.text+" (at "+v.at+")")
+	}
+	return out
+}
+
 // invariantResults are the results the run's report gains: one per
 // requirement whose clauses a checkpoint found broken outside its own
 // specs, failing with the first violation, the state it was found in and

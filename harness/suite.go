@@ -48,7 +48,14 @@ func RegisterFlags(fs *flag.FlagSet) {
 	registerReportFlags(fs)
 	fs.BoolVar(&throwaway, "smct.throwaway", false, "the machine is discarded after the run (a test VM): leave tracefs as the specs left it instead of putting every setting back")
 	fs.StringVar(&captureDir, "smct.capture", "", "keep copies of stack_map and stack_map_bin, read together, in this directory")
+	fs.DurationVar(&tortureFor, "smct.torture", time.Minute, "how long the torture spec (label torture) runs its actors")
 }
+
+// tortureFor is how long the torture spec runs.
+var tortureFor time.Duration
+
+// TortureDuration is how long the torture spec runs (-smct.torture).
+func TortureDuration() time.Duration { return tortureFor }
 
 // Capturing says whether the run keeps copies of exports (-smct.capture).
 func Capturing() bool { return captureDir != "" }

@@ -24,6 +24,7 @@ const (
 	LabelStackmap  = "stackmap"   // the stackmap ABI
 	LabelNeedsBoot = "needs-boot" // needs a boot with its own command line
 	LabelStress    = "stress"     // the hot path under load (make stress)
+	LabelTorture   = "torture"    // the operating model for minutes to hours (make torture)
 	LabelFullMap   = "full-map"   // the smallest map, filled past capacity
 )
 

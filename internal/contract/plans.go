@@ -27,7 +27,7 @@ func (p BootPlan) IsDefault() bool { return p.Name == DefaultBoot }
 // number: a word, a sign, digits with more after them (SM-BOOT-02), and the bare parameter (SM-BOOT-03); the full-map
 // boot fills the smallest map.
 var plans = []BootPlan{
-	{Name: DefaultBoot, Labels: "!" + LabelNeedsBoot + " && !" + LabelStress},
+	{Name: DefaultBoot, Labels: "!" + LabelNeedsBoot + " && !" + LabelStress + " && !" + LabelTorture},
 	{Name: "trace-options", Append: []string{"trace_options=stackmap,stacktrace"}, Labels: "SM-BOOT-01"},
 	{Name: "bits-12", Append: []string{"ftrace_stackmap.bits=12"}, Labels: "SM-BOOT-02"},
 	{Name: "bits-hex", Append: []string{"ftrace_stackmap.bits=0x10"}, Labels: "SM-BOOT-02"},
@@ -43,6 +43,11 @@ var plans = []BootPlan{
 	// The hot path under load, on two CPUs, with the smallest map so that
 	// it fills and the full-stack fallback runs too: `make stress`.
 	{Name: "stress", Append: []string{"ftrace_stackmap.bits=10"}, Labels: LabelStress, CPUs: 2, OptIn: true},
+	// The series' operating model: stackmap and stacks on from the command
+	// line with an event enabled there, the smallest map, two CPUs, actors
+	// for as long as asked: `make torture`.
+	{Name: "torture", Append: []string{"trace_options=stackmap,stacktrace", "trace_event=sched:sched_process_exec", "ftrace_stackmap.bits=10"},
+		Labels: LabelTorture, CPUs: 2, OptIn: true},
 }
 
 // Plans are the boots a full run makes, default first: a copy, so no

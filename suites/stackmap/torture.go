@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package stackmap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	"golang.org/x/sys/unix"
+
+	"github.com/ftrace-stackmap/conformance/harness"
+	"github.com/ftrace-stackmap/conformance/initramfs/guest"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
+)
+
+// The torture run (make torture): the series' operating model, for as long
+// as -smct.torture says. The torture boot turns stackmap and stacks on
+// from the kernel's command line, with an event enabled there, as the
+// series is meant to be used. Actors then run side by side on every CPU:
+// workloads with shallow and deeper-than-64 stacks, readers of every
+// export that hold their files open across resets, refused resets, option
+// and tracer toggles (the function tracer runs the small map to saturation
+// again and again), instance churn. Every round the always-true clauses
+// are judged at a checkpoint, as after every spec, kmemleak scans, and the
+// map is reset between tracing off and on.
+
+// tortureRound is how long the actors run between two checkpoints.
+const tortureRound = 5 * time.Second
+
+// actor is one kind of work of the torture and what it saw.
+type actor struct {
+	name      string
+	ops, errs atomic.Int64
+	mu        sync.Mutex
+	first     string // the first failure, with its clause
+	absent    string // why it did not run
+}
+
+// fail counts a failure of clause and keeps the first.
+func (a *actor) fail(clause, format string, args ...any) {
+	a.errs.Add(1)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.first == "" {
+		a.first = "[" + clause + "] " + fmt.Sprintf(format, args...)
+	}
+}
+
+func (a *actor) firstFailure() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.first
+}
+
+// torture is one torture run: its actors and the gate they change the
+// kernel's state through, which a round's checkpoint closes.
+type torture struct {
+	tfs    *harness.TraceFS
+	gate   sync.RWMutex
+	actors []*actor
+	rounds, full int
+	leaks        int
+}
+
+func (t *torture) actor(name string) *actor {
+	a := &actor{name: name}
+	t.actors = append(t.actors, a)
+	return a
+}
+
+// changing runs a change of the kernel's state with the gate open.
+func (t *torture) changing(f func()) {
+	t.gate.RLock()
+	defer t.gate.RUnlock()
+	f()
+}
+
+// table is the actor table, in the spirit of rcutorture's summary.
+func (t *torture) table() string {
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "actor\toperations\terrors\tfirst failure")
+	for _, a := range t.actors {
+		first := a.firstFailure()
+		switch {
+		case a.absent != "":
+			first = "did not run: " + a.absent
+		case first == "":
+			first = "-"
+		}
+		fmt.Fprintf(w, "%s\t%d\t%d\t%s\n", a.name, a.ops.Load(), a.errs.Load(), first)
+	}
+	w.Flush()
+	fmt.Fprintf(&b, "%d rounds, the map full in %d; kmemleak listed %d objects", t.rounds, t.full, t.leaks)
+	return b.String()
+}
+
+var _ = describe("the torture", Label(contract.LabelTorture), Serial, func() {
+	harness.ReqIt("SM-ROBUST-01 SM-RESET-01 SM-INST-01 SM-INST-02", "holds under the operating model for the whole run: stackmap on from boot, every export read across resets, toggles, instances and a saturated map, the invariants at every round", harness.Case("torture"), func(ctx SpecContext) {
+		tfs := harness.Root()
+		t := &torture{tfs: tfs}
+		fromBoot(tfs)
+		t.start(ctx)
+	}, NodeTimeout(24*time.Hour))
+})
+
+// fromBoot requires what the torture boot's command line turned on: the
+// option, stacks and the exec event, and ids in trace already.
+func fromBoot(tfs *harness.TraceFS) {
+	for node, want := range map[string]string{optionNode: "1", "options/stacktrace": "1", "events/" + execEvent + "/enable": "1"} {
+		if got, err := tfs.ReadTrimmed(node); err != nil || got != want {
+			harness.Prerequisite("SM-BOOT-01", fmt.Errorf("the torture boot's command line did not leave %s at %s (got %q, %v)", node, want, got, err))
+		}
+	}
+	harness.Set(tfs, "tracing_on", "0")
+	tr, err := readTraceAnalysed(tfs)
+	harness.Must(err, "reading trace")
+	if len(tr.ids) == 0 {
+		harness.Prerequisite("SM-BOOT-01", errors.New("no <stack_id N> in trace after a boot with stackmap on from its command line"))
+	}
+	harness.Set(tfs, "tracing_on", "1")
+}
+
+// start runs the actors for the run's duration, a checkpoint every round,
+// and ends with the actor table: on the console as it goes, and as a
+// report entry however the spec ends.
+func (t *torture) start(ctx SpecContext) {
+	work, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	run := func(a *actor, f func(context.Context, *actor)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer GinkgoRecover()
+			for work.Err() == nil {
+				f(work, a)
+			}
+		}()
+	}
+	DeferCleanup(func() {
+		stop()
+		wg.Wait()
+		AddReportEntry("actors", t.table())
+		fmt.Fprintf(GinkgoWriter, "%s\n", t.table())
+	})
+
+	for i := range runtime.NumCPU() {
+		run(t.actor(fmt.Sprintf("workload-%d", i)), t.workload)
+	}
+	t.deep(run)
+	for _, node := range allNodes {
+		run(t.actor("reader "+node), t.reader(node))
+	}
+	run(t.actor("refused reset"), t.refusedReset)
+	run(t.actor("option toggle"), t.optionToggle)
+	run(t.actor("tracer toggle"), t.tracerToggle)
+	run(t.actor("instances"), t.instances)
+	rounds := t.actor("round")
+
+	deadline := time.Now().Add(harness.TortureDuration())
+	By(fmt.Sprintf("running the actors for %s, a checkpoint every %s", harness.TortureDuration(), tortureRound))
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-time.After(min(tortureRound, time.Until(deadline))):
+		}
+		t.round(rounds)
+	}
+	stop()
+	wg.Wait()
+	var failures []string
+	for _, a := range t.actors {
+		if f := a.firstFailure(); f != "" {
+			failures = append(failures, a.name+": "+f)
+		}
+	}
+	if len(failures) > 0 {
+		harness.FailOn(errors.New(strings.Join(failures, "\n")), func() string { return "the torture's actors failed:" })
+	}
+}
+
+// round closes the gate, judges the state at a checkpoint, has kmemleak
+// scan, resets the map and turns tracing on again.
+func (t *torture) round(a *actor) {
+	t.gate.Lock()
+	defer t.gate.Unlock()
+	tfs := t.tfs
+	before := len(harness.Violations())
+	judge(tfs, false, "round %d of the torture", t.rounds+1)
+	if v := harness.Violations(); len(v) > before {
+		a.fail(strings.TrimPrefix(strings.SplitN(v[before], "]", 2)[0], "["), "%s", strings.SplitN(v[before], "] ", 2)[1])
+	}
+	if st, err := parseStat(tfs); err == nil && (st.Drops > 0 || st.Entries >= smallestMap(st)) {
+		t.full++
+	}
+	if n, err := guest.ScanLeaks(); err == nil {
+		t.leaks += n
+	}
+	resetAsSetup(tfs, "0")
+	harness.Must(tfs.Write("tracing_on", "1"), "turning tracing on")
+	t.rounds++
+	a.ops.Add(1)
+}
+
+func (t *torture) workload(_ context.Context, a *actor) {
+	if err := harness.RunWorkload(1); err != nil {
+		a.fail("setup", "running the workload: %v", err)
+		time.Sleep(time.Second)
+		return
+	}
+	a.ops.Add(1)
+}
+
+// deep sends datagrams through a stacked device chain whose last event
+// fires deeper than 64 frames; a kernel that cannot build it runs without.
+func (t *torture) deep(run func(*actor, func(context.Context, *actor))) {
+	a := t.actor("deep stacks")
+	undo, err := harness.DeepChain(t.tfs)
+	DeferCleanup(undo)
+	if err != nil {
+		a.absent = err.Error()
+		return
+	}
+	sender, err := harness.OpenDeepSender()
+	if err != nil {
+		a.absent = err.Error()
+		return
+	}
+	DeferCleanup(sender.Close)
+	for _, ev := range harness.DeepChainEvents {
+		harness.Set(t.tfs, "events/synthetic/"+ev+"/enable", "1")
+	}
+	run(a, func(_ context.Context, a *actor) {
+		if err := sender.Send(); err != nil {
+			a.fail("setup", "sending through the deep chain: %v", err)
+			time.Sleep(time.Second)
+			return
+		}
+		a.ops.Add(1)
+	})
+}
+
+// reader reads node over and over through one open file that it keeps
+// across resets for a while, each read well-formed.
+func (t *torture) reader(node string) func(context.Context, *actor) {
+	return func(ctx context.Context, a *actor) {
+		f, err := os.Open(t.tfs.Path(node))
+		if err != nil {
+			a.fail("SM-ROBUST-01.1", "opening %s: %v", node, err)
+			time.Sleep(time.Second)
+			return
+		}
+		defer f.Close()
+		for range 20 {
+			if ctx.Err() != nil {
+				return
+			}
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				a.fail("SM-ROBUST-01.1", "seeking %s to 0: %v", node, err)
+				return
+			}
+			data, err := io.ReadAll(f)
+			switch {
+			case errors.Is(err, unix.EINTR):
+				continue
+			case err != nil:
+				a.fail("SM-ROBUST-01.1", "reading %s: %v", node, err)
+				return
+			}
+			if err := wellFormed(node, data); err != nil {
+				a.fail("SM-ROBUST-01.1", "%v", err)
+			}
+			a.ops.Add(1)
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+// refusedReset asks for a reset while tracing is on: EBUSY, every time.
+func (t *torture) refusedReset(_ context.Context, a *actor) {
+	t.changing(func() {
+		_, err := t.tfs.WriteBytes(mapNode, []byte("0"), 0)
+		if harness.Errno(err) != unix.EBUSY {
+			a.fail("SM-RESET-01.1", "writing 0 to stack_map with tracing_on=1: got %s, want EBUSY", errText(err))
+		}
+		a.ops.Add(1)
+	})
+	time.Sleep(100 * time.Millisecond)
+}
+
+// optionToggle turns the stackmap option off and on again.
+func (t *torture) optionToggle(_ context.Context, a *actor) {
+	t.changing(func() {
+		for _, v := range []string{"0", "1"} {
+			if err := t.tfs.Write(optionNode, v); err != nil {
+				a.fail("SM-OPT-04.1", "writing %s to options/stackmap: %v", v, err)
+			}
+		}
+		a.ops.Add(1)
+	})
+	time.Sleep(500 * time.Millisecond)
+}
+
+// tracerToggle switches to the function tracer with a stack on every call
+// of the stress functions, which runs the small map to saturation, and
+// back to nop.
+func (t *torture) tracerToggle(ctx context.Context, a *actor) {
+	if !t.tfs.Exists("options/func_stack_trace") || !strings.Contains(readOr(t.tfs, "available_tracers"), "function") {
+		a.absent = "no function tracer with func_stack_trace"
+		<-ctx.Done()
+		return
+	}
+	for _, tracer := range []string{"function", "nop"} {
+		t.changing(func() {
+			if tracer == "function" {
+				traceStressFunctions(t.tfs)
+				t.tfs.Write("options/func_stack_trace", "1")
+			}
+			if err := t.tfs.Write("current_tracer", tracer); err != nil {
+				a.fail("setup", "writing %s to current_tracer: %v", tracer, err)
+			}
+			a.ops.Add(1)
+		})
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+// instances makes an instance, finds neither the option nor a way to set
+// it there, and removes it.
+func (t *torture) instances(_ context.Context, a *actor) {
+	dir := "instances/smct-torture"
+	if err := os.Mkdir(t.tfs.Path(dir), 0o755); err != nil {
+		a.fail("setup", "making %s: %v", dir, err)
+		time.Sleep(time.Second)
+		return
+	}
+	defer os.Remove(t.tfs.Path(dir))
+	if t.tfs.Exists(dir + "/" + optionNode) {
+		a.fail("SM-INST-01.1", "a fresh instance has %s", optionNode)
+	}
+	if err := t.tfs.Write(dir+"/trace_options", "stackmap"); harness.Errno(err) != unix.EINVAL && harness.Profile() == contract.ProfileV4 {
+		a.fail("SM-INST-02.1", "writing stackmap to an instance's trace_options: got %s, want EINVAL", errText(err))
+	}
+	a.ops.Add(1)
+	time.Sleep(200 * time.Millisecond)
+}
+
+// readOr is a node's content, or "" when it cannot be read.
+func readOr(tfs *harness.TraceFS, node string) string {
+	s, _ := tfs.Read(node)
+	return s
+}
