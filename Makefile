@@ -17,6 +17,8 @@
 #   make kernel ARCH=... [PIN=1]   build the reference kernel (cached)
 #   make mutants ARCH=...          every fault switch of the reference kernel must be caught
 #   make stress ARCH=...           the hot path under load
+#   make torture ARCH=... [DURATION=10m] [SANITIZE=1] [KERNEL=...]   the operating model for DURATION:
+#                      stackmap on from boot, actors on every CPU, the invariants and kmemleak every round
 #   make matrix [IMAGES=a,b]       every images.lock entry on both arches, two boots at a time
 #   make bench [IMAGE=entry] [REPS=3] [IMAGES=a,b] [WALK_SERIES=s WALK_TREE=dir]
 #                      time to verdict against a bare boot; a series walk against full runs
@@ -91,8 +93,10 @@ LAVA    ?=
 LAVA_URL ?=
 CLAIMS  ?=
 SANITIZE ?=
+FAULTS ?=
+DURATION ?= 10m
 
-.PHONY: go-check imports-check fmt qemu-test claims kernel mutants stress matrix bench review reply lava-job lava-results lab lab-stop test unit-test fuzz smct clean cache clean-cache
+.PHONY: go-check imports-check fmt qemu-test claims kernel mutants stress torture matrix bench review reply lava-job lava-results lab lab-stop test unit-test fuzz smct clean cache clean-cache
 
 # Go and the version go.mod asks for, checked before anything else: a
 # fresh machine may have neither, and Go's own message would not say how.
@@ -126,12 +130,18 @@ kernel: smct
 
 # Boot the reference kernel once per fault switch: each must be caught.
 mutants: smct
-	@./bin/smct mutants -arch '$(ARCH)' -sanitize '$(SANITIZE)'
+	@./bin/smct mutants -arch '$(ARCH)' -sanitize '$(SANITIZE)' -faults '$(FAULTS)'
 
 # The stackmap hot path under load on two CPUs; fails on kernel warnings.
 stress: smct
 	@./bin/smct qemu-test -arch '$(ARCH)' -kernel '$(KERNEL)' -image '$(IMAGE)' -labels stress -timeout 10m \
 		-boot-quiet '$(BOOT_QUIET)' -sanitize '$(SANITIZE)'
+
+# The series' operating model for DURATION: stackmap on from boot, actors
+# on every CPU, the invariants every round, then the actor table.
+torture: smct
+	@./bin/smct qemu-test -arch '$(ARCH)' -kernel '$(KERNEL)' -image '$(IMAGE)' -labels torture -torture '$(DURATION)' \
+		-timeout '$(TIMEOUT)' -boot-quiet '$(BOOT_QUIET)' -sanitize '$(SANITIZE)' -profile '$(PROFILE)' -exit-codes '$(EXIT_CODES)'
 
 # Every images.lock entry (or IMAGES=a,b) on both arches, two boots at a
 # time; exits with the worst cell's status.

@@ -84,6 +84,7 @@ var (
 	specGroup = group{name: "spec", add: func(fs *flag.FlagSet, r *request) {
 		fs.StringVar(&r.run.Labels, "labels", "", "Ginkgo label filter, e.g. 'SM-RESET-01 || baseline'")
 		fs.Var((*seed)(&r.run.Seed), "seed", "Ginkgo's random seed for the spec order (default: chosen per run, printed)")
+		fs.DurationVar(&r.run.Torture, "torture", time.Minute, "how long the torture boot's actors run (LABELS=torture; make torture DURATION=)")
 	}}
 
 	// requireGroup is whether a kernel without the feature fails the run.

@@ -19,8 +19,14 @@ import (
 // baseline check that the kernel honours options given at boot. Expedited
 // RCU grace periods: tracefs writes (clearing a buffer, switching an event)
 // wait for them, several jiffies each under emulation; this cuts a fifth of
-// a run and changes nothing the contract speaks of.
+// a run and changes nothing the contract speaks of. Not for a debug
+// kernel: under its checkers an expedited grace period ends before a
+// reset that waits for it is ever seen asleep (SM-RESET-01's sleeper),
+// and its boots are slow for other reasons.
 var defaultBootArgs = []string{"trace_options=noannotate", "rcupdate.rcu_expedited=1"}
+
+// debugBootArgs are defaultBootArgs for a debug kernel.
+var debugBootArgs = []string{"trace_options=noannotate"}
 
 // Silence limits of a boot's console. Once the suite runs, its longest
 // quiet spell is the 30 s stress workload: RunQuiet. Before the guest's
@@ -96,20 +102,33 @@ const debugTimeout = 4
 // bootTimeout is the limit of each of a run's boots and, when it differs
 // from the one asked for, why: the default limit, scaled for a kernel
 // whose config sets debug options; a TIMEOUT= of its own is kept.
-func bootTimeout(asked time.Duration, debug []string) (time.Duration, string) {
-	if asked != DefaultTimeout || len(debug) == 0 {
-		return asked, ""
+func bootTimeout(asked time.Duration, debug []string, torture time.Duration, tortured bool) (time.Duration, string) {
+	limit, why := asked, ""
+	if asked == DefaultTimeout && len(debug) > 0 {
+		limit *= debugTimeout
+		why = fmt.Sprintf("%s x%d for a debug kernel", asked, debugTimeout)
 	}
-	limit := asked * debugTimeout
-	return limit, fmt.Sprintf("boot limit %s (%s x%d for a debug kernel)", limit, asked, debugTimeout)
+	if tortured {
+		// The torture's actors run that long, its checkpoints after them.
+		limit += torture
+		why = strings.TrimPrefix(why+" + "+torture.String()+" of torture", " + ")
+	}
+	if why == "" {
+		return limit, ""
+	}
+	return limit, fmt.Sprintf("boot limit %s (%s)", limit, why)
 }
 
 // suiteArgs are the suite binary's flags in the guest, for the specs
 // filter selects.
 func (o Options) suiteArgs(filter string) []string {
-	return []string{"-ginkgo.v", "-ginkgo.no-color", "-ginkgo.fail-on-empty", fmt.Sprintf("-ginkgo.seed=%d", o.Seed),
+	args := []string{"-ginkgo.v", "-ginkgo.no-color", "-ginkgo.fail-on-empty", fmt.Sprintf("-ginkgo.seed=%d", o.Seed),
 		"-smct.profile=" + o.Profile.String(), "-smct.workload=" + guest.WorkloadPath, "-smct.capture=" + guest.CaptureDir,
 		"-ginkgo.label-filter=" + filter}
+	if o.Torture > 0 && tortured(filter) {
+		args = append(args, "-smct.torture="+o.Torture.String())
+	}
+	return args
 }
 
 // guestTimeout is how long the guest gives the suite of a boot that may
@@ -140,7 +159,11 @@ func (o Options) runConfig(boot, filter string, st *selftestSetup) (guest.RunCon
 // kernelArgs are the kernel command line of a plan's boot: the suite's
 // own words, the plan's, then the user's.
 func (o Options) kernelArgs(plan contract.BootPlan) []string {
-	return append(append(append([]string{}, defaultBootArgs...), plan.Append...), o.BootArgs...)
+	base := defaultBootArgs
+	if o.debugKernel {
+		base = debugBootArgs
+	}
+	return append(append(append([]string{}, base...), plan.Append...), o.BootArgs...)
 }
 
 // qemuBoot is a plan's boot of the run's kernel and initrd, its console

@@ -141,8 +141,24 @@ func TestBootTimeout(t *testing.T) {
 		{DefaultTimeout, debug, 4 * DefaultTimeout},
 		{time.Minute, debug, time.Minute},
 	} {
-		if got, why := bootTimeout(tc.asked, tc.debug); got != tc.want || (got != tc.asked) != (why != "") {
+		if got, why := bootTimeout(tc.asked, tc.debug, time.Minute, false); got != tc.want || (got != tc.asked) != (why != "") {
 			t.Errorf("bootTimeout(%s, %v) = %s, %q; want %s", tc.asked, tc.debug, got, why, tc.want)
 		}
+	}
+}
+
+// A torture run's boot may take its duration on top.
+func TestBootTimeoutTortured(t *testing.T) {
+	got, why := bootTimeout(DefaultTimeout, []string{"CONFIG_KASAN"}, 10*time.Minute, true)
+	if got != 30*time.Minute || why != "boot limit 30m0s (5m0s x4 for a debug kernel + 10m0s of torture)" {
+		t.Errorf("bootTimeout() = %s, %q", got, why)
+	}
+}
+
+// A debug kernel keeps RCU's normal grace periods.
+func TestKernelArgsOfADebugKernel(t *testing.T) {
+	o := Options{debugKernel: true}
+	if got := o.kernelArgs(contract.BootPlan{Name: "default"}); slices.Contains(got, "rcupdate.rcu_expedited=1") {
+		t.Errorf("kernelArgs() of a debug kernel = %q", got)
 	}
 }

@@ -5,6 +5,7 @@ package qemutest
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
@@ -50,13 +51,16 @@ func (rn *Runner) prepare(ctx context.Context, o Options, res *results.Result) (
 		return nil, err
 	}
 	r.bootQuiet, r.quietWhy = preInitQuiet(o.BootQuiet, r.m.Accel.Name, r.debug, r.configFrom)
-	r.o.Timeout, r.timeoutWhy = bootTimeout(o.Timeout, r.debug)
+	r.o.Timeout, r.timeoutWhy = bootTimeout(o.Timeout, r.debug, o.Torture, tortured(o.Labels))
 	r.describeMachine()
 	if err := r.getInitramfs(ctx); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
+
+// tortured says whether a label filter selects the torture boot.
+func tortured(labels string) bool { return strings.Contains(labels, contract.LabelTorture) }
 
 // arch is the run's arch: one must be asked for.
 func (o Options) arch() (arch.Arch, error) {
@@ -175,6 +179,7 @@ func (r *run) getKernel() (*kernels.Kernel, error) {
 		return nil, &InfraError{Err: err}
 	}
 	r.debug, r.configFrom = debugIn(k.Config), k.ConfigFrom
+	r.o.debugKernel = len(r.debug) > 0
 	if k.Reference && o.Profile == contract.ProfileV3 {
 		// The reference kernel is v4 unless told otherwise.
 		r.o.BootArgs = append(r.o.BootArgs, "ftrace_stackmap.profile=v3")

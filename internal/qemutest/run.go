@@ -44,6 +44,9 @@ type Options struct {
 	// guest's init starts; 0 scales it to the accelerator and the kernel
 	// (preInitQuiet).
 	BootQuiet time.Duration
+	// debugKernel says the kernel's config sets debug options: its boots
+	// keep RCU's normal grace periods (kernelArgs).
+	debugKernel bool
 }
 
 // InfraError means the run gave no verdict to trust, and why.

@@ -51,6 +51,9 @@ type Request struct {
 	// (the tree's debug.config: KASAN, lockdep, UBSAN, ...), or a
 	// KERNEL= whose config has KASAN on.
 	Sanitize bool
+	// Torture is how long the torture boot's actors run (make torture
+	// DURATION=); its boot's limit grows by as much.
+	Torture time.Duration
 }
 
 // DefaultFtraceMatch picks the tree's selftests run by FTRACETEST=: those

@@ -178,6 +178,9 @@ func (t *torture) start(ctx SpecContext) {
 	}
 	stop()
 	wg.Wait()
+	if t.rounds == 0 {
+		harness.Unresolved("no round ended in %s: nothing was judged", harness.TortureDuration())
+	}
 	var failures []string
 	for _, a := range t.actors {
 		if f := a.firstFailure(); f != "" {
@@ -200,9 +203,12 @@ func (t *torture) round(a *actor) {
 	if v := harness.Violations(); len(v) > before {
 		a.fail(strings.TrimPrefix(strings.SplitN(v[before], "]", 2)[0], "["), "%s", strings.SplitN(v[before], "] ", 2)[1])
 	}
-	if st, err := parseStat(tfs); err == nil && (st.Drops > 0 || st.Entries >= smallestMap(st)) {
+	st, err := parseStat(tfs)
+	if err == nil && (st.Drops > 0 || st.Entries >= smallestMap(st)) {
 		t.full++
 	}
+	fmt.Fprintf(GinkgoWriter, "round %d: %d entries, %d ids, %d drops; %d always-true clauses found broken so far\n",
+		t.rounds+1, st.Entries, st.Successes, st.Drops, len(harness.Violations()))
 	if n, err := guest.ScanLeaks(); err == nil {
 		t.leaks += n
 	}
