@@ -14,7 +14,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -170,7 +172,55 @@ func (m *measure) arch(ctx context.Context, a arch.Arch) error {
 	m.r.Targets = append(m.r.Targets, limit(fmt.Sprintf("%s cold initramfs build <= %.0fs", name, ColdInitramfs), cold, ColdInitramfs))
 	m.seconds(name+" initramfs build, fresh out dir", fresh)
 	m.seconds(name+" initramfs build, no change", warm)
+	if err := m.torture(ctx, a); err != nil {
+		return err
+	}
 	return m.claims(ctx, a)
+}
+
+// benchTorture is how long the bench's torture runs.
+const benchTorture = time.Minute
+
+// torture makes a short torture run and reports its actors' operations
+// per second, from the actor table its spec notes.
+func (m *measure) torture(ctx context.Context, a arch.Arch) error {
+	base := m.o.base()
+	base.Labels, base.Torture = contract.LabelTorture, benchTorture
+	end := m.o.Progress.Step("%s: torture for %s", a.Name, benchTorture)
+	res, err := m.qemuTest(ctx, base, a)
+	end(err)
+	if err != nil {
+		return err
+	}
+	ops := 0
+	for _, sp := range res.Summary.Specs {
+		ops += actorOps(sp.Notes)
+	}
+	if ops == 0 {
+		return fmt.Errorf("%s: the torture's notes hold no actor table", a.Name)
+	}
+	m.r.Figures = append(m.r.Figures, Figure{Name: fmt.Sprintf("%s torture, operations per second (%s)", a.Name, benchTorture),
+		Value: float64(ops) / benchTorture.Seconds(), Unit: "ops/s"})
+	return nil
+}
+
+// tableColumns parts an actor table's row.
+var tableColumns = regexp.MustCompile(`\s{2,}`)
+
+// actorOps sums the operations of an actor table's rows ("name  ops  errors
+// first failure", columns two spaces apart), the rounds left out.
+func actorOps(notes []string) int {
+	total := 0
+	for _, n := range notes {
+		cols := tableColumns.Split(strings.TrimSpace(n), -1)
+		if len(cols) < 3 || cols[0] == "round" {
+			continue
+		}
+		if v, err := strconv.Atoi(cols[1]); err == nil {
+			total += v
+		}
+	}
+	return total
 }
 
 // together times every arch in one command, against the slower alone.
