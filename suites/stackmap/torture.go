@@ -29,13 +29,17 @@ import (
 // series is meant to be used. Actors then run side by side on every CPU:
 // workloads with shallow and deeper-than-64 stacks, readers of every
 // export that hold their files open across resets, refused resets, option
-// and tracer toggles (the function tracer runs the small map to saturation
-// again and again), instance churn. Every round the always-true clauses
+// toggles, instance churn, under the function tracer, which runs the small
+// map to saturation again and again. Every round the always-true clauses
 // are judged at a checkpoint, as after every spec, kmemleak scans, and the
 // map is reset between tracing off and on.
 
 // tortureRound is how long the actors run between two checkpoints.
 const tortureRound = 5 * time.Second
+
+// tortureBufferKB is each CPU's ring buffer in the torture: what fills in
+// a round under the function tracer, kept small enough to read whole.
+const tortureBufferKB = "2048"
 
 // actor is one kind of work of the torture and what it saw.
 type actor struct {
@@ -81,8 +85,8 @@ func (a *actor) firstFailure() string {
 	return ""
 }
 
-// torture is one torture run: its actors and the gate they change the
-// kernel's state through, which a round's checkpoint closes.
+// torture is one torture run: its actors and the gate they pass for each
+// piece of work, which a round's checkpoint closes.
 type torture struct {
 	tfs          *harness.TraceFS
 	gate         sync.RWMutex
@@ -95,13 +99,6 @@ func (t *torture) actor(name string) *actor {
 	a := &actor{name: name}
 	t.actors = append(t.actors, a)
 	return a
-}
-
-// changing runs a change of the kernel's state with the gate open.
-func (t *torture) changing(f func()) {
-	t.gate.RLock()
-	defer t.gate.RUnlock()
-	f()
 }
 
 // table is the actor table, in the spirit of rcutorture's summary.
@@ -162,7 +159,11 @@ func (t *torture) start(ctx SpecContext) {
 			defer wg.Done()
 			defer GinkgoRecover()
 			for work.Err() == nil {
+				// Every actor stops at the gate while a round judges: the
+				// checkpoint reads one state, and gets the CPUs to itself.
+				t.gate.RLock()
 				f(work, a)
+				t.gate.RUnlock()
 			}
 		}()
 	}
@@ -175,6 +176,7 @@ func (t *torture) start(ctx SpecContext) {
 		}
 	})
 
+	t.saturate()
 	for i := range runtime.NumCPU() {
 		run(t.actor(fmt.Sprintf("workload-%d", i)), t.workload)
 	}
@@ -184,7 +186,6 @@ func (t *torture) start(ctx SpecContext) {
 	}
 	run(t.actor("refused reset"), t.refusedReset)
 	run(t.actor("option toggle"), t.optionToggle)
-	run(t.actor("tracer toggle"), t.tracerToggle)
 	run(t.actor("instances"), t.instances)
 	rounds := t.actor("round")
 
@@ -269,9 +270,8 @@ func (t *torture) deep(run func(*actor, func(context.Context, *actor))) {
 		return
 	}
 	DeferCleanup(sender.Close)
-	for _, ev := range harness.DeepChainEvents {
-		harness.Set(t.tfs, "events/synthetic/"+ev+"/enable", "1")
-	}
+	// The deepest alone, as SM-DEPTH-01 has it: the triggers fire the rest.
+	harness.Set(t.tfs, "events/synthetic/"+harness.DeepChainEvents[len(harness.DeepChainEvents)-1]+"/enable", "1")
 	run(a, func(_ context.Context, a *actor) {
 		if err := sender.Send(); err != nil {
 			a.broke("sending through the deep chain: %v", err)
@@ -320,55 +320,40 @@ func (t *torture) reader(node string) func(context.Context, *actor) {
 
 // refusedReset asks for a reset while tracing is on: EBUSY, every time.
 func (t *torture) refusedReset(_ context.Context, a *actor) {
-	t.changing(func() {
-		_, err := t.tfs.WriteBytes(mapNode, []byte("0"), 0)
-		if harness.Errno(err) != unix.EBUSY {
-			a.fail(harness.Clause("SM-RESET-01.1", "writing 0 to stack_map with tracing_on=1: got %s, want EBUSY", errText(err)))
-		}
-		a.ops.Add(1)
-	})
+	_, err := t.tfs.WriteBytes(mapNode, []byte("0"), 0)
+	if harness.Errno(err) != unix.EBUSY {
+		a.fail(harness.Clause("SM-RESET-01.1", "writing 0 to stack_map with tracing_on=1: got %s, want EBUSY", errText(err)))
+	}
+	a.ops.Add(1)
 	time.Sleep(100 * time.Millisecond)
 }
 
 // optionToggle turns the stackmap option off and on again.
 func (t *torture) optionToggle(_ context.Context, a *actor) {
-	t.changing(func() {
-		for _, v := range []string{"0", "1"} {
-			if err := t.tfs.Write(optionNode, v); err != nil {
-				a.broke("writing %s to options/stackmap: %v", v, err)
-			}
+	for _, v := range []string{"0", "1"} {
+		if err := t.tfs.Write(optionNode, v); err != nil {
+			a.broke("writing %s to options/stackmap: %v", v, err)
 		}
-		a.ops.Add(1)
-	})
+	}
+	a.ops.Add(1)
 	time.Sleep(500 * time.Millisecond)
 }
 
-// tracerToggle switches to the function tracer with a stack on every call
-// of the stress functions, which runs the small map to saturation, and
-// back to nop.
-func (t *torture) tracerToggle(ctx context.Context, a *actor) {
+// saturate runs the function tracer with a stack on every call of the
+// stress functions for the whole run, which fills the small map again
+// after every round's reset. It is set once, before the actors start:
+// switched while they ran, on two emulated CPUs, the kernel's patching of
+// its own text took an int3 oops in a function another CPU was running.
+func (t *torture) saturate() {
 	if !t.tfs.Exists("options/func_stack_trace") || !strings.Contains(readOr(t.tfs, "available_tracers"), "function") {
-		a.absent = "no function tracer with func_stack_trace"
-		<-ctx.Done()
+		harness.Note("the map is filled by the workloads alone: no function tracer with func_stack_trace")
 		return
 	}
-	for _, tracer := range []string{"function", "nop"} {
-		t.changing(func() {
-			if tracer == "function" {
-				traceStressFunctions(t.tfs)
-				t.tfs.Write("options/func_stack_trace", "1")
-			}
-			if err := t.tfs.Write("current_tracer", tracer); err != nil {
-				a.broke("writing %s to current_tracer: %v", tracer, err)
-			}
-			a.ops.Add(1)
-		})
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(2 * time.Second):
-		}
-	}
+	// A round's trace is what its checkpoint reads, on a guest of 512 MB.
+	harness.Set(t.tfs, "buffer_size_kb", tortureBufferKB)
+	traceStressFunctions(t.tfs)
+	harness.Set(t.tfs, "current_tracer", "function")
+	harness.Set(t.tfs, "options/func_stack_trace", "1")
 }
 
 // instances makes an instance, finds neither the option nor a way to set
