@@ -126,7 +126,10 @@ func Reports(dmesg []byte) []Report {
 		listed bool // the guest listed kmemleak's objects
 		kernel []int
 	)
-	for _, raw := range strings.Split(string(dmesg), "\n") {
+	for i, raw := range strings.Split(string(dmesg), "\n") {
+		if i == 0 {
+			place.headLost = headLost(raw)
+		}
 		text := message(raw)
 		if rest, ok := strings.CutPrefix(text, SpecMark); ok {
 			place.mark(rest)
@@ -231,6 +234,25 @@ type placer struct {
 	running, last string
 	checkpoint    bool // the running spec is at a checkpoint
 	marks         []jiffyMark
+	// headLost says the log does not begin at the boot: the kernel's ring
+	// buffer overwrote its start, and the marks in it with it.
+	headLost bool
+}
+
+// unplaced is where a report is when the marks that would place it are
+// gone.
+const unplaced = "at a point the log no longer places (its start was overwritten)"
+
+// headLost says whether a log's first line is not the boot's first, which
+// the kernel stamps 0.
+func headLost(first string) bool {
+	_, rest, ok := strings.Cut(first, "[")
+	if !ok {
+		return false
+	}
+	stamp, _, ok := strings.Cut(rest, "]")
+	t, err := strconv.ParseFloat(strings.TrimSpace(stamp), 64)
+	return ok && err == nil && t > 0
 }
 
 // jiffyMark is where the run was from a mark on, and the jiffies then.
@@ -275,6 +297,8 @@ func (p *placer) where() string {
 		return "while " + p.running + " ran"
 	case p.last != "":
 		return "after " + p.last + ", between specs"
+	case p.headLost:
+		return unplaced
 	}
 	return "before the specs"
 }
@@ -285,6 +309,9 @@ func (p *placer) allocated(j uint64) string {
 		if p.marks[i].jiffies <= j {
 			return "allocated " + p.marks[i].where
 		}
+	}
+	if p.headLost {
+		return "allocated " + unplaced
 	}
 	return "allocated before the specs"
 }

@@ -11,7 +11,8 @@ import (
 // A boot's log as the init sends it: spec marks, a checker's report in
 // each of two specs, one between them, and a leaked object that the scan
 // after the second spec found, allocated in the first.
-const log = `<6>[    1.000000] ftrace_stackmap: 16384 entries
+const log = `<6>[    0.000000] Booting Linux on physical CPU 0x0
+<6>[    1.000000] ftrace_stackmap: 16384 entries
 <6>[    9.000000] smct-spec: start default.SM-BIN-02 jiffies=4294900000
 <3>[    9.100000] ==================================================================
 <3>[    9.100001] BUG: KASAN: slab-use-after-free in stackmap_bin_read+0x1f4/0x230
@@ -87,7 +88,7 @@ func TestReportsNameKindLinesAndSpec(t *testing.T) {
 
 // Without the guest's list, the kernel's own kmemleak line is the report.
 func TestKmemleakLineAloneIsAReport(t *testing.T) {
-	got := Problems([]byte("<6>[ 700.0] kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)\n"))
+	got := Problems([]byte("<6>[    0.000000] Booting Linux\n<6>[ 700.0] kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)\n"))
 	if len(got) != 1 || !strings.HasPrefix(got[0], "kmemleak report before the specs: kmemleak: 2 new") {
 		t.Fatalf("Problems() = %q", got)
 	}
@@ -136,5 +137,22 @@ func TestCheckpointsAndRepeats(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("Problems() =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A log whose start the ring buffer overwrote does not say "before the
+// specs" of a report whose marks went with it.
+func TestLostHeadPlacesNothing(t *testing.T) {
+	log := `<4>[   44.448156][   T47] Call Trace:
+<4>[   44.515376][   T55] WARNING: CPU: 0 PID: 55 at kernel/trace/trace_stackmap.c:892 stackmap_wipe+0x55/0x1d9
+<6>[   45.740022][   T43] smct-spec: end default.SM-RESET-01.sleeper jiffies=4294903301
+<4>[   45.815376][   T55] WARNING: CPU: 0 PID: 55 at kernel/trace/trace_stackmap.c:892 stackmap_wipe+0x55/0x1d9
+`
+	got := Reports([]byte(log))
+	if len(got) != 2 || got[0].Where != unplaced || got[1].Where != "after default.SM-RESET-01.sleeper, between specs" {
+		t.Fatalf("Reports() = %+v", got)
+	}
+	if got := Reports([]byte("[    0.000000] Booting Linux\n[    5.0] WARNING: CPU: 0 PID: 1 at x\n")); len(got) != 1 || got[0].Where != "before the specs" {
+		t.Fatalf("a whole log: %+v", got)
 	}
 }

@@ -57,15 +57,15 @@ func TestKernelArgs(t *testing.T) {
 		plan contract.BootPlan
 		want []string
 	}{
-		{contract.BootPlan{Name: "default"}, []string{"trace_options=noannotate", "rcupdate.rcu_expedited=1", "loglevel=8"}},
+		{contract.BootPlan{Name: "default"}, []string{"trace_options=noannotate", "rcupdate.rcu_expedited=1", "log_buf_len=4M", "loglevel=8"}},
 		{contract.BootPlan{Name: "bits-12", Append: []string{"ftrace_stackmap.bits=12"}},
-			[]string{"trace_options=noannotate", "rcupdate.rcu_expedited=1", "ftrace_stackmap.bits=12", "loglevel=8"}},
+			[]string{"trace_options=noannotate", "rcupdate.rcu_expedited=1", "log_buf_len=4M", "ftrace_stackmap.bits=12", "loglevel=8"}},
 	} {
 		if got := o.kernelArgs(tc.plan); !slices.Equal(got, tc.want) {
 			t.Errorf("boot %s: %q, want %q", tc.plan.Name, got, tc.want)
 		}
 	}
-	if len(defaultBootArgs) != 2 {
+	if len(defaultBootArgs) != 3 {
 		t.Errorf("kernelArgs changed the suite's own words: %q", defaultBootArgs)
 	}
 }
@@ -114,8 +114,8 @@ func TestPreInitQuiet(t *testing.T) {
 	}{
 		{0, "kvm", nil, 20 * time.Second, "pre-init silence limit 20s (KVM)"},
 		{0, "tcg", nil, time.Minute, "pre-init silence limit 1m0s (20s x3 under TCG)"},
-		{0, "kvm", debug, 40 * time.Second, "pre-init silence limit 40s (20s x2 for a debug kernel: CONFIG_KASAN, CONFIG_LOCKDEP, CONFIG_PROVE_LOCKING in /b/.config)"},
-		{0, "tcg", debug, 2 * time.Minute, "pre-init silence limit 2m0s (20s x3 under TCG, x2 for a debug kernel: CONFIG_KASAN, CONFIG_LOCKDEP, CONFIG_PROVE_LOCKING in /b/.config)"},
+		{0, "kvm", debug, time.Minute, "pre-init silence limit 1m0s (20s x3 for a debug kernel: CONFIG_KASAN, CONFIG_LOCKDEP, CONFIG_PROVE_LOCKING in /b/.config)"},
+		{0, "tcg", debug, 3 * time.Minute, "pre-init silence limit 3m0s (20s x3 under TCG, x3 for a debug kernel: CONFIG_KASAN, CONFIG_LOCKDEP, CONFIG_PROVE_LOCKING in /b/.config)"},
 		{90 * time.Second, "tcg", debug, 90 * time.Second, "pre-init silence limit 1m30s (BOOT_QUIET=)"},
 		{5 * time.Second, "kvm", nil, 5 * time.Second, "pre-init silence limit 5s (BOOT_QUIET=)"},
 	} {
@@ -160,5 +160,17 @@ func TestKernelArgsOfADebugKernel(t *testing.T) {
 	o := Options{debugKernel: true}
 	if got := o.kernelArgs(contract.BootPlan{Name: "default"}); slices.Contains(got, "rcupdate.rcu_expedited=1") {
 		t.Errorf("kernelArgs() of a debug kernel = %q", got)
+	}
+}
+
+// Under TCG a debug kernel's lockup and stall detectors wait two minutes.
+func TestKernelArgsOfAnEmulatedDebugKernel(t *testing.T) {
+	o := Options{debugKernel: true, emulated: true}
+	got := o.kernelArgs(contract.BootPlan{Name: "default"})
+	if !slices.Contains(got, "watchdog_thresh=60") || !slices.Contains(got, "rcupdate.rcu_cpu_stall_timeout=120") {
+		t.Errorf("kernelArgs() = %q", got)
+	}
+	if got := (Options{debugKernel: true}).kernelArgs(contract.BootPlan{Name: "default"}); slices.Contains(got, "watchdog_thresh=60") {
+		t.Errorf("kernelArgs() under KVM = %q", got)
 	}
 }

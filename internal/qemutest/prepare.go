@@ -50,6 +50,7 @@ func (rn *Runner) prepare(ctx context.Context, o Options, res *results.Result) (
 	if err := r.chooseAccel(rn); err != nil {
 		return nil, err
 	}
+	r.o.emulated = r.m.Accel.Name != "kvm"
 	r.bootQuiet, r.quietWhy = preInitQuiet(o.BootQuiet, r.m.Accel.Name, r.debug, r.configFrom)
 	r.o.Timeout, r.timeoutWhy = bootTimeout(o.Timeout, r.debug, o.Torture, tortured(o.Labels))
 	r.describeMachine()

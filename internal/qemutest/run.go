@@ -47,6 +47,8 @@ type Options struct {
 	// debugKernel says the kernel's config sets debug options: its boots
 	// keep RCU's normal grace periods (kernelArgs).
 	debugKernel bool
+	// emulated says the boots run under TCG.
+	emulated bool
 }
 
 // InfraError means the run gave no verdict to trust, and why.
