@@ -104,6 +104,17 @@ func preInitQuiet(given time.Duration, accel string, debug []string, configFrom 
 	return limit, fmt.Sprintf("pre-init silence limit %s (%s %s)", limit, BootQuiet, strings.Join(why, ", "))
 }
 
+// runQuiet is the console's longest silence once the suite runs: a debug
+// kernel's is debugQuiet times longer (a fill under the function tracer,
+// which prints nothing until it ends, went past 2 minutes on a sanitized
+// arm64 kernel under emulation, with other runs beside it).
+func runQuiet(debug bool) time.Duration {
+	if debug {
+		return RunQuiet * debugQuiet
+	}
+	return RunQuiet
+}
+
 // DefaultTimeout is each boot's limit when TIMEOUT= does not set one.
 const DefaultTimeout = 5 * time.Minute
 
@@ -188,6 +199,6 @@ func (r *run) qemuBoot(initrd, dir string, plan contract.BootPlan) qemu.Boot {
 	o := r.o
 	return qemu.Boot{Machine: r.m, Kernel: r.kernel, Initrd: initrd, Append: o.kernelArgs(plan), CPUs: plan.CPUs,
 		Timeout: o.Timeout, ConsoleLog: filepath.Join(dir, "console.log"), Echo: o.Echo,
-		EarlyConsole: len(plan.Append) > 0, Started: guest.StartMarker, BootQuiet: r.bootQuiet, RunQuiet: RunQuiet,
+		EarlyConsole: len(plan.Append) > 0, Started: guest.StartMarker, BootQuiet: r.bootQuiet, RunQuiet: runQuiet(o.debugKernel),
 		Memory: o.Mem, Extra: o.QEMUOpts}
 }
