@@ -305,8 +305,10 @@ func setConsoleLogLevel(level int) error {
 	return nil
 }
 
+// kernelLog reads the kernel's whole log: its buffer is 4 MB (the host's
+// log_buf_len=), and a shorter read would lose its start.
 func kernelLog() ([]byte, error) {
-	buf := make([]byte, 1<<20)
+	buf := make([]byte, 4<<20)
 	n, err := unix.Klogctl(unix.SYSLOG_ACTION_READ_ALL, buf)
 	if err != nil {
 		return nil, err
