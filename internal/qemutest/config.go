@@ -149,7 +149,7 @@ func (o Options) suiteArgs(filter string) []string {
 	args := []string{"-ginkgo.v", "-ginkgo.no-color", "-ginkgo.fail-on-empty", fmt.Sprintf("-ginkgo.seed=%d", o.Seed),
 		"-smct.profile=" + o.Profile.String(), "-smct.workload=" + guest.WorkloadPath, "-smct.capture=" + guest.CaptureDir,
 		"-ginkgo.label-filter=" + filter}
-	if o.Torture > 0 && tortured(filter) && !strings.Contains(filter, "!"+contract.LabelTorture) {
+	if o.Torture > 0 && tortured(filter) {
 		args = append(args, "-smct.torture="+o.Torture.String())
 	}
 	return args

@@ -60,8 +60,12 @@ func (rn *Runner) prepare(ctx context.Context, o Options, res *results.Result) (
 	return r, nil
 }
 
-// tortured says whether a label filter selects the torture boot.
-func tortured(labels string) bool { return strings.Contains(labels, contract.LabelTorture) }
+// tortured says whether a label filter selects the torture boot's spec:
+// it names the label, and does not leave it out (the default boot's
+// filter says "!torture").
+func tortured(labels string) bool {
+	return strings.Contains(labels, contract.LabelTorture) && !strings.Contains(labels, "!"+contract.LabelTorture)
+}
 
 // arch is the run's arch: one must be asked for.
 func (o Options) arch() (arch.Arch, error) {

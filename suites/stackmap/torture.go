@@ -101,6 +101,15 @@ func (t *torture) actor(name string) *actor {
 	return a
 }
 
+// pass runs one piece of an actor's work through the gate: every actor
+// stops there while a round judges, so the checkpoint reads one state and
+// gets the CPUs to itself. A failed assertion in f still opens it.
+func (t *torture) pass(f func()) {
+	t.gate.RLock()
+	defer t.gate.RUnlock()
+	f()
+}
+
 // table is the actor table, in the spirit of rcutorture's summary.
 func (t *torture) table() string {
 	var b strings.Builder
@@ -148,8 +157,7 @@ func fromBoot(tfs *harness.TraceFS) {
 }
 
 // start runs the actors for the run's duration, a checkpoint every round,
-// and ends with the actor table: on the console as it goes, and as a
-// report entry however the spec ends.
+// and ends with the actor table, noted however the spec ends.
 func (t *torture) start(ctx SpecContext) {
 	work, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -159,11 +167,7 @@ func (t *torture) start(ctx SpecContext) {
 			defer wg.Done()
 			defer GinkgoRecover()
 			for work.Err() == nil {
-				// Every actor stops at the gate while a round judges: the
-				// checkpoint reads one state, and gets the CPUs to itself.
-				t.gate.RLock()
-				f(work, a)
-				t.gate.RUnlock()
+				t.pass(func() { f(work, a) })
 			}
 		}()
 	}
@@ -194,6 +198,7 @@ func (t *torture) start(ctx SpecContext) {
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		select {
 		case <-ctx.Done():
+			continue // interrupted: no round after it
 		case <-time.After(min(tortureRound, time.Until(deadline))):
 		}
 		t.round(rounds)
