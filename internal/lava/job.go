@@ -37,6 +37,7 @@ type Block struct {
 	CPUs        int
 	Initrd      Artefact
 	Timeout     time.Duration // the boot's whole time, as a run here gives it
+	Quiet       time.Duration // the console's longest silence; QuietTimeout when 0
 }
 
 // Job is one run as a LAVA job.
@@ -169,6 +170,14 @@ type (
 
 // limitOf is a duration as LAVA's timeouts give it: whole minutes, else
 // seconds, at least one.
+// quiet is the block's console silence limit.
+func (b Block) quiet() time.Duration {
+	if b.Quiet > 0 {
+		return b.Quiet
+	}
+	return QuietTimeout
+}
+
 func limitOf(d time.Duration) limit {
 	s := max(1, int((d+time.Second-1)/time.Second))
 	if s%60 == 0 {
@@ -213,13 +222,13 @@ func (j Job) YAML() ([]byte, error) {
 			}}},
 			// The boot only starts QEMU; its time is, for LAVA, how long the
 			// test may wait for the next line of the console.
-			action{Boot: &boot{Namespace: ns, Timeout: limitOf(QuietTimeout), Method: "qemu", Media: "tmpfs"}},
+			action{Boot: &boot{Namespace: ns, Timeout: limitOf(b.quiet()), Method: "qemu", Media: "tmpfs"}},
 			// A boot that hangs ends its block, not the job: the next
 			// boots still run, as they do here.
 			action{Test: &test{Namespace: ns, Timeout: skippable(limitOf(b.Timeout)), Monitors: []monitor{{
 				Name: Suite(b.Name), End: monitorEnd, Pattern: monitorPattern, Fixupdict: fixup}}}},
 		)
-		total += DeployTimeout + QuietTimeout + b.Timeout
+		total += DeployTimeout + b.quiet() + b.Timeout
 	}
 	f.Timeouts = map[string]limit{"job": limitOf(total.Round(time.Minute))}
 	out, err := marshal(f)

@@ -89,7 +89,7 @@ func Write(dir string, p *qemutest.Planned, j Job) (*Files, error) {
 			initrd, err := gzipped(filepath.Join(dir, "initrd-"+b.Plan.Name+".cpio.gz"), func(w io.Writer) error {
 				return initramfs.Single(p.Initramfs, w, cfg)
 			})
-			j.Blocks[i] = Block{Name: b.Plan.Name, CommandLine: b.CommandLine, CPUs: b.Plan.CPUs, Initrd: initrd, Timeout: res.Request.Timeout}
+			j.Blocks[i] = Block{Name: b.Plan.Name, CommandLine: b.CommandLine, CPUs: b.Plan.CPUs, Initrd: initrd, Timeout: b.Timeout, Quiet: b.Quiet}
 			return err
 		})
 	}

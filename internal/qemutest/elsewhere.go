@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
 
@@ -32,6 +33,10 @@ type PlannedBoot struct {
 	// makes only after a boot with them died; one made elsewhere cannot
 	// wait for that, so it is planned whenever no other boot is without.
 	Control bool
+	// Timeout and Quiet are the boot's limits as a run here gives them:
+	// its whole time, and the console's longest silence once the suite
+	// runs (both longer for a debug kernel).
+	Timeout, Quiet time.Duration
 }
 
 // Planned is a run prepared for boots made elsewhere.
@@ -86,7 +91,8 @@ func (rn *Runner) Plan(ctx context.Context, o Options) (*Planned, error) {
 // planned is a plan's boot as this run would make it.
 func (r *run) planned(plan contract.BootPlan, filter string) PlannedBoot {
 	cfg, _ := r.o.runConfig(plan.Name, filter, nil)
-	return PlannedBoot{Plan: plan, Config: cfg, CommandLine: r.qemuBoot("", "", plan).CommandLine()}
+	b := r.qemuBoot("", "", plan)
+	return PlannedBoot{Plan: plan, Config: cfg, CommandLine: b.CommandLine(), Timeout: b.Timeout, Quiet: b.RunQuiet}
 }
 
 // Recorded is how a boot made elsewhere went: its console as QEMU's would
