@@ -27,4 +27,4 @@ func Asked(c types.SuiteConfig) bool {
 
 // NotAsked is why a run that was not asked for skips, and how to ask.
 const NotAsked = "the specs change this machine's tracing, so they run in the guest (make qemu-test), " +
-	"or in live mode, asked for with a label filter: ./suites.test -ginkgo.label-filter='!needs-boot && !stress'"
+	"or in live mode, asked for with a label filter: ./suites.test -ginkgo.label-filter='!needs-boot && !stress && !torture'"

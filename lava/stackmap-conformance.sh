@@ -22,7 +22,7 @@ set -u
 
 SUITE=/usr/local/bin/stackmap-conformance.test
 URL=
-LABELS='!needs-boot && !stress'
+LABELS='!needs-boot && !stress && !torture'
 PROFILE=v4
 REQUIRE=stackmap
 FORCE=false

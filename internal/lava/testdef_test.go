@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/ftrace-stackmap/conformance/internal/apt"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 )
 
 // The test definition for boards, as the repository holds it.
@@ -130,6 +131,39 @@ func TestTestDefinitionMetadata(t *testing.T) {
 	}
 	if p := checkTestdef([]byte("metadata: [\n")); len(p) != 1 || !strings.HasPrefix(p[0], "not valid YAML") {
 		t.Errorf("broken YAML: %q", p)
+	}
+}
+
+// A board runs what the default boot runs: the same default label filter
+// in the test definition and its script, so a spec a boot of its own must
+// make (the torture's stackmap from the command line) is never asked of a
+// board that did not boot for it.
+func TestDefaultLabelsAreTheDefaultBoots(t *testing.T) {
+	var want string
+	for _, p := range contract.Plans() {
+		if p.IsDefault() {
+			want = p.Labels
+		}
+	}
+	data, err := os.ReadFile(testdef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Params map[string]string `yaml:"params"`
+	}
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if got := doc.Params["LABELS"]; got != want {
+		t.Errorf("%s: LABELS %q, the default boot's filter is %q", testdef, got, want)
+	}
+	script, err := os.ReadFile(testdefScript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line := "LABELS='" + want + "'"; !slices.Contains(strings.Split(string(script), "\n"), line) {
+		t.Errorf("%s: no line %s", testdefScript, line)
 	}
 }
 

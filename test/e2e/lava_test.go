@@ -522,7 +522,7 @@ func TestTestDefinitionUnderLAVA(t *testing.T) {
 			got[c.Name] = c.Result
 		}
 	}
-	local := qemuTest(t, "-arch", a.Name, "-labels", "!needs-boot && !stress")
+	local := qemuTest(t, "-arch", a.Name, "-labels", "!needs-boot && !stress && !torture")
 	ktap, err := os.ReadFile(filepath.Join(local.results, "latest", "ktap.txt"))
 	if err != nil {
 		t.Fatal(err)
