@@ -63,6 +63,9 @@ type Report struct {
 	Kind  string   // "KASAN", "lockdep", "kmemleak", "warning"...
 	Lines []string // its first lines, the matching one first; a leak's allocation stack
 	Where string   // "while default.SM-BIN-02 ran", "before the specs"...
+	// Spec is the spec that was running when the report appeared (for a
+	// leak, when its object was allocated), "" outside every spec.
+	Spec string
 }
 
 func (r Report) String() string {
@@ -106,6 +109,11 @@ func Problems(dmesg []byte) []string {
 // the PID, the address.
 var digits = regexp.MustCompile(`[0-9a-f]{6,}|\d+`)
 
+// machineState are the lines of a report that name no code: the bytes at
+// the faulting address and the register dump, on x86 ("Code: ...",
+// "RAX: 0000...") and arm64 ("x29: ffff...", "sp : ffff...").
+var machineState = regexp.MustCompile(`^(?:Code: |(?:[A-Z0-9]{2,3}|x\d{1,2}|sp|pstate) ?: ?(?:[0-9a-f]{4}:)?[0-9a-f]{8})`)
+
 // firstLines is how many lines name a report: enough for the access
 // and the task, or the lock and the function.
 const firstLines = 4
@@ -137,7 +145,7 @@ func Reports(dmesg []byte) []Report {
 			continue
 		}
 		if trouble.MatchString(text) && !(cur != nil && since <= 2 && splatOf.MatchString(text)) {
-			out = append(out, Report{Kind: kindOf(text), Lines: []string{strings.TrimPrefix(text, LeakLine)}, Where: place.where()})
+			out = append(out, Report{Kind: kindOf(text), Lines: []string{strings.TrimPrefix(text, LeakLine)}, Where: place.where(), Spec: place.running})
 			cur, since, frames = &out[len(out)-1], 0, false
 			if strings.HasPrefix(text, LeakLine) {
 				listed = true
@@ -153,7 +161,7 @@ func Reports(dmesg []byte) []Report {
 		if cur.Kind == "kmemleak" && strings.HasPrefix(text, LeakLine) {
 			line := strings.TrimSpace(strings.TrimPrefix(text, LeakLine))
 			if j, ok := leakJiffies(line); ok {
-				cur.Where = place.allocated(j)
+				cur.Where, cur.Spec = place.allocated(j)
 			}
 			switch {
 			case strings.HasPrefix(line, "backtrace"):
@@ -167,7 +175,7 @@ func Reports(dmesg []byte) []Report {
 			cur = nil
 			continue
 		}
-		if t := strings.TrimSpace(text); t != "" && !separator(t) {
+		if t := strings.TrimSpace(text); t != "" && !separator(t) && !machineState.MatchString(t) {
 			cur.Lines = append(cur.Lines, t)
 		}
 	}
@@ -257,8 +265,8 @@ func headLost(first string) bool {
 
 // jiffyMark is where the run was from a mark on, and the jiffies then.
 type jiffyMark struct {
-	jiffies uint64
-	where   string
+	jiffies     uint64
+	where, spec string
 }
 
 // mark reads a spec mark: "start NAME", "end NAME", or "checkpoint" and
@@ -284,7 +292,7 @@ func (p *placer) mark(rest string) {
 		return
 	}
 	if j, ok := leakJiffies(rest); ok {
-		p.marks = append(p.marks, jiffyMark{j, p.where()})
+		p.marks = append(p.marks, jiffyMark{j, p.where(), p.running})
 	}
 }
 
@@ -303,15 +311,16 @@ func (p *placer) where() string {
 	return "before the specs"
 }
 
-// allocated places an allocation made at jiffies j.
-func (p *placer) allocated(j uint64) string {
+// allocated places an allocation made at jiffies j, and names the spec
+// that was running then.
+func (p *placer) allocated(j uint64) (where, spec string) {
 	for i := len(p.marks) - 1; i >= 0; i-- {
 		if p.marks[i].jiffies <= j {
-			return "allocated " + p.marks[i].where
+			return "allocated " + p.marks[i].where, p.marks[i].spec
 		}
 	}
 	if p.headLost {
-		return "allocated " + unplaced
+		return "allocated " + unplaced, ""
 	}
-	return "allocated before the specs"
+	return "allocated before the specs", ""
 }

@@ -57,30 +57,30 @@ func TestReportsNameKindLinesAndSpec(t *testing.T) {
 			"Read of size 8 at addr ffff888004a1c010 by task smct-suite/93",
 			"CPU: 1 UID: 0 PID: 93 Comm: smct-suite Not tainted 6.12.57 #1",
 			"Hardware name: QEMU Standard PC (i440FX + PIIX, 1996)",
-		}, "while default.SM-BIN-02 ran"},
+		}, "while default.SM-BIN-02 ran", "default.SM-BIN-02"},
 		{"debug-objects", []string{
 			"ODEBUG: free active (active state 0) object: ffff88800 object type: timer_list hint: stackmap_timer+0x0/0x10",
 			"WARNING: CPU: 0 PID: 97 at lib/debugobjects.c:514 debug_print_object+0xd6/0x100",
 			"Modules linked in:",
-		}, "after default.SM-BIN-02, between specs"},
+		}, "after default.SM-BIN-02, between specs", ""},
 		{"lockdep", []string{
 			"WARNING: possible circular locking dependency detected",
 			"6.12.57 #1 Not tainted",
 			"smct-suite/95 is trying to acquire lock:",
 			"ffffffff8260a0c8 (stackmap_lock){+.+.}-{3:3}, at: stackmap_reset+0x2c/0x90",
-		}, "while default.SM-RESET-01.sleeper ran"},
+		}, "while default.SM-RESET-01.sleeper ran", "default.SM-RESET-01.sleeper"},
 		{"kmemleak", []string{
 			"unreferenced object 0xffff888004b2c000 (size 4096):",
 			"__kmalloc_noprof+0x1c/0x30",
 			"stackmap_bin_open+0x40/0x100",
 			"do_dentry_open+0x1a0/0x4f0",
-		}, "allocated while default.SM-BIN-02 ran"},
+		}, "allocated while default.SM-BIN-02 ran", "default.SM-BIN-02"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("Reports() = %d reports, want %d:\n%s", len(got), len(want), strings.Join(Problems([]byte(log)), "\n"))
 	}
 	for i := range want {
-		if got[i].Kind != want[i].Kind || got[i].Where != want[i].Where || !slices.Equal(got[i].Lines, want[i].Lines) {
+		if got[i].Kind != want[i].Kind || got[i].Where != want[i].Where || got[i].Spec != want[i].Spec || !slices.Equal(got[i].Lines, want[i].Lines) {
 			t.Errorf("report %d = %+v\nwant %+v", i, got[i], want[i])
 		}
 	}
@@ -91,6 +91,32 @@ func TestKmemleakLineAloneIsAReport(t *testing.T) {
 	got := Problems([]byte("<6>[    0.000000] Booting Linux\n<6>[ 700.0] kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)\n"))
 	if len(got) != 1 || !strings.HasPrefix(got[0], "kmemleak report before the specs: kmemleak: 2 new") {
 		t.Fatalf("Problems() = %q", got)
+	}
+}
+
+// A report's first lines name code: the faulting bytes and the registers
+// are left out, the function is kept.
+func TestReportLinesLeaveOutMachineState(t *testing.T) {
+	for _, c := range []struct{ log, want string }{
+		{"[ 1.0] BUG: kernel NULL pointer dereference, address: 0000000000000008\n" +
+			"[ 1.0] RIP: 0010:stackmap_insert+0x1c/0x80\n" +
+			"[ 1.0] Code: 48 8b 47 08 <48> 8b 00 c3\n" +
+			"[ 1.0] RSP: 0018:ffffc90000183d58 EFLAGS: 00010246\n" +
+			"[ 1.0] RAX: 0000000000000000 RBX: ffff888004a1c000 RCX: 0000000000000001\n" +
+			"[ 1.0] Call Trace:\n",
+			"BUG: kernel NULL pointer dereference, address: 0000000000000008 | RIP: 0010:stackmap_insert+0x1c/0x80 | Call Trace:"},
+		{"[ 1.0] Unable to handle kernel NULL pointer dereference at virtual address 0000000000000008\n" +
+			"[ 1.0] pc : stackmap_insert+0x1c/0x80\n" +
+			"[ 1.0] lr : stackmap_trace+0x40/0x90\n" +
+			"[ 1.0] sp : ffff800080003e40\n" +
+			"[ 1.0] x29: ffff800080003e40 x28: ffff0000c0a8e000 x27: 0000000000000000\n" +
+			"[ 1.0] pstate: 60000005 (nZCv daif -PAN -UAO -TCO -DIT -SSBS BTYPE=--)\n",
+			"Unable to handle kernel NULL pointer dereference at virtual address 0000000000000008 | pc : stackmap_insert+0x1c/0x80 | lr : stackmap_trace+0x40/0x90"},
+	} {
+		got := Reports([]byte(c.log))
+		if len(got) != 1 || strings.Join(got[0].Lines, " | ") != c.want {
+			t.Errorf("Reports() = %+v\nwant lines %s", got, c.want)
+		}
 	}
 }
 

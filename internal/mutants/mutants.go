@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/kernellog"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 )
@@ -181,8 +182,8 @@ type Row struct {
 	Warned []string
 	Err    error // no verdict
 	// Checker is the fault's report kind, for a fault only the checkers
-	// see; Sanitized says the lane has them; Reported is the report that
-	// showed it, placed in a spec.
+	// see; Sanitized says the lane has them; Reported is where the report
+	// of that kind that showed it was placed, in a spec.
 	Checker   string
 	Sanitized bool
 	Reported  string
@@ -270,7 +271,7 @@ func boot(ctx context.Context, rn *qemutest.Runner, o qemutest.Options, f Fault,
 		return row
 	}
 	if row.Checker != "" && row.Sanitized {
-		row.Reported = reportOf(res.KernelProblems(), row.Checker)
+		row.Reported = reportedIn(res.KernelReports(), row.Checker)
 		if len(res.KernelProblems()) > 0 {
 			row.Failed = append(row.Failed, kernelLog)
 		}
@@ -311,30 +312,15 @@ func boot(ctx context.Context, rn *qemutest.Runner, o qemutest.Options, f Fault,
 	return row
 }
 
-// reportOf is the first report of kind placed in a spec (kernellog's
-// "KIND report while X ran: ...", after its boot), or "".
-func reportOf(problems []string, kind string) string {
-	for _, p := range problems {
-		_, rest, _ := strings.Cut(p, ": ")
-		if where, ok := strings.CutPrefix(rest, kind+" report "); ok && inSpec(where) {
-			return p
+// reportedIn is where the first report of kind inside a spec was placed,
+// or "": a report before or between the specs names no requirement.
+func reportedIn(reports []kernellog.Report, kind string) string {
+	for _, r := range reports {
+		if r.Kind == kind && r.Spec != "" {
+			return r.Where
 		}
 	}
 	return ""
-}
-
-// inSpec says whether a report's place is inside a spec: its run, a
-// checkpoint of it, or an allocation there.
-func inSpec(where string) bool {
-	where = strings.TrimPrefix(where, "allocated ")
-	return strings.HasPrefix(where, "while ") || strings.HasPrefix(where, "at a checkpoint of ")
-}
-
-// placeOf is the place a report names: "while default.SM-BIN-04 ran".
-func placeOf(report string) string {
-	_, rest, _ := strings.Cut(report, " report ")
-	place, _, _ := strings.Cut(rest, ": ")
-	return place
 }
 
 // WriteTable prints the matrix: fault, the requirement that must fail,
@@ -369,7 +355,7 @@ func WriteTable(w io.Writer, rows []Row) (ok bool) {
 			}
 		}
 		if r.Reported != "" {
-			also = append(also, placeOf(r.Reported))
+			also = append(also, r.Reported)
 		}
 		alsoText, unresolved := dash(also), dash(r.Unresolved)
 		switch {

@@ -10,6 +10,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/kernellog"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/qemu"
@@ -117,7 +118,7 @@ func (r *run) keep(ctx context.Context, m *made) error {
 		log, arrived := m.carried.KernelLog()
 		switch lines := KernelProblems(log); {
 		case len(lines) > 0:
-			res.KernelLogs = append(res.KernelLogs, results.KernelLog{Boot: plan.Name, Lines: lines})
+			res.KernelLogs = append(res.KernelLogs, results.KernelLog{Boot: plan.Name, Lines: lines, Reports: kernellog.Reports(log)})
 		case !arrived && m.err == nil:
 			// Nothing says this kernel logged no warning: not clean.
 			res.KernelLogs = append(res.KernelLogs, results.KernelLog{Boot: plan.Name, Missing: true})

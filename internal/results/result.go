@@ -18,6 +18,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/dumpcheck"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
+	"github.com/ftrace-stackmap/conformance/internal/kernellog"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/korigin"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/internal/textlines"
@@ -126,6 +127,9 @@ type Result struct {
 type KernelLog struct {
 	Boot  string
 	Lines []string
+	// Reports are the reports the lines tell of, one by one, each with
+	// the spec it is placed in.
+	Reports []kernellog.Report
 	// Missing says the guest's kernel log did not arrive: nothing says
 	// the kernel logged no warning, so the boot is not clean.
 	Missing bool
@@ -179,6 +183,15 @@ func (r *Result) KernelProblems() []string {
 		for _, l := range k.Lines {
 			out = append(out, "boot "+k.Boot+": "+l)
 		}
+	}
+	return out
+}
+
+// KernelReports are the reports in the boots' kernel logs, boot by boot.
+func (r *Result) KernelReports() []kernellog.Report {
+	var out []kernellog.Report
+	for _, k := range r.KernelLogs {
+		out = append(out, k.Reports...)
 	}
 	return out
 }

@@ -88,11 +88,11 @@ func (a *actor) firstFailure() string {
 // torture is one torture run: its actors and the gate they pass for each
 // piece of work, which a round's checkpoint closes.
 type torture struct {
-	tfs          *harness.TraceFS
-	gate         sync.RWMutex
-	actors       []*actor
-	rounds, full int
-	leaks        int
+	tfs         *harness.TraceFS
+	gate        sync.RWMutex
+	actors      []*actor
+	rounds      *actor // the checkpoints, an actor of the table too
+	full, leaks int
 }
 
 func (t *torture) actor(name string) *actor {
@@ -126,7 +126,7 @@ func (t *torture) table() string {
 		fmt.Fprintf(w, "%s\t%d\t%d\t%s\n", a.name, a.ops.Load(), a.errs.Load(), first)
 	}
 	w.Flush()
-	fmt.Fprintf(&b, "%d rounds, the map full in %d; kmemleak listed %d objects", t.rounds, t.full, t.leaks)
+	fmt.Fprintf(&b, "%d rounds, the map full in %d; kmemleak listed %d objects", t.roundsDone(), t.full, t.leaks)
 	return b.String()
 }
 
@@ -191,7 +191,7 @@ func (t *torture) start(ctx SpecContext) {
 	run(t.actor("refused reset"), t.refusedReset)
 	run(t.actor("option toggle"), t.optionToggle)
 	run(t.actor("instances"), t.instances)
-	rounds := t.actor("round")
+	t.rounds = t.actor("round")
 
 	deadline := time.Now().Add(harness.TortureDuration())
 	By(fmt.Sprintf("running the actors for %s, a checkpoint every %s", harness.TortureDuration(), tortureRound))
@@ -201,11 +201,11 @@ func (t *torture) start(ctx SpecContext) {
 			continue // interrupted: no round after it
 		case <-time.After(min(tortureRound, time.Until(deadline))):
 		}
-		t.round(rounds)
+		t.round()
 	}
 	stop()
 	wg.Wait()
-	if t.rounds == 0 {
+	if t.roundsDone() == 0 {
 		harness.Unresolved("no round ended in %s: nothing was judged", harness.TortureDuration())
 	}
 	// The first clause an actor found broken fails the spec, in its words;
@@ -223,14 +223,23 @@ func (t *torture) start(ctx SpecContext) {
 	}
 }
 
+// roundsDone is how many rounds ended, none before the actors started.
+func (t *torture) roundsDone() int64 {
+	if t.rounds == nil {
+		return 0
+	}
+	return t.rounds.ops.Load()
+}
+
 // round closes the gate, judges the state at a checkpoint, has kmemleak
 // scan, resets the map and turns tracing on again.
-func (t *torture) round(a *actor) {
+func (t *torture) round() {
 	t.gate.Lock()
 	defer t.gate.Unlock()
 	tfs := t.tfs
 	before := len(harness.Violations())
-	checkpoint(tfs, "round %d of the torture", t.rounds+1)
+	a, n := t.rounds, t.roundsDone()+1
+	checkpoint(tfs, "round %d of the torture", n)
 	if v := harness.Violations(); len(v) > before {
 		// Failed already, as its requirement's result; counted here.
 		a.errs.Add(int64(len(v) - before))
@@ -240,13 +249,12 @@ func (t *torture) round(a *actor) {
 		t.full++
 	}
 	fmt.Fprintf(GinkgoWriter, "round %d: %d entries, %d ids, %d drops; %d always-true clauses found broken so far\n",
-		t.rounds+1, st.Entries, st.Successes, st.Drops, len(harness.Violations()))
+		n, st.Entries, st.Successes, st.Drops, len(harness.Violations()))
 	if n, err := guest.ScanLeaks(); err == nil {
 		t.leaks += n
 	}
 	resetAsSetup(tfs, "0")
 	harness.Must(tfs.Write("tracing_on", "1"), "turning tracing on")
-	t.rounds++
 	a.ops.Add(1)
 }
 
