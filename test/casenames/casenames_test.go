@@ -9,48 +9,19 @@
 package casenames
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
+	"github.com/ftrace-stackmap/conformance/test/dryrun"
 )
 
-// list is the specs a label filter selects, as a boot's report names them,
-// from a dry run of the suite binary with a seed.
-func list(t *testing.T, suite, boot, filter string, seed int) []report.Spec {
-	t.Helper()
-	out := filepath.Join(t.TempDir(), "report.json")
-	args := []string{"-ginkgo.dry-run", "-ginkgo.json-report=" + out, "-ginkgo.seed=" + strconv.Itoa(seed), "-ginkgo.randomize-all"}
-	if filter != "" {
-		args = append(args, "-ginkgo.label-filter="+filter)
-	}
-	if b, err := exec.Command(suite, args...).CombinedOutput(); err != nil {
-		t.Fatalf("%s %v: %v\n%s", suite, args, err, b)
-	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reports, err := report.Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return report.Summarize(boot, reports).Specs
-}
-
 func TestCaseNamesDifferInEverySuite(t *testing.T) {
-	suite := filepath.Join(t.TempDir(), "suites.test")
-	if b, err := exec.Command("go", "test", "-c", "-o", suite, "../../suites").CombinedOutput(); err != nil {
-		t.Fatalf("building the suite: %v\n%s", err, b)
-	}
+	suite := dryrun.Suite(t)
 	// The whole tree under one boot's name: a name unique here is unique in
 	// every boot, under any filter, which only ever selects fewer specs.
-	all := list(t, suite, contract.DefaultBoot, "", 1)
+	all := dryrun.List(t, suite, contract.DefaultBoot, "", 1)
 	if len(all) < 40 {
 		t.Fatalf("the dry run lists %d specs: the listing is broken", len(all))
 	}
@@ -79,7 +50,7 @@ func TestCaseNamesDifferInEverySuite(t *testing.T) {
 	// name, whatever the order.
 	for _, plan := range contract.Plans() {
 		for _, seed := range []int{2, 977} {
-			for _, sp := range list(t, suite, contract.DefaultBoot, plan.Labels, seed) {
+			for _, sp := range dryrun.List(t, suite, contract.DefaultBoot, plan.Labels, seed) {
 				if names[sp.Name] != sp.Text {
 					t.Errorf("boot %s, seed %d: %q names %q, not %q as in the whole tree", plan.Name, seed, sp.Name, sp.Text, names[sp.Name])
 				}

@@ -6,7 +6,6 @@ import (
 	"go/ast"
 	"go/token"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -15,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
-	"github.com/ftrace-stackmap/conformance/internal/results/report"
+	"github.com/ftrace-stackmap/conformance/test/dryrun"
 )
 
 // stateRow is a row of AUDIT.md's table of states: the state, its boots,
@@ -31,26 +30,10 @@ var (
 // the suite selects with the boot's label filter: the specs after which
 // the checkpoint judges the always-true clauses.
 func runsIn(t *testing.T) map[string][]string {
-	suite := filepath.Join(t.TempDir(), "suites.test")
-	if b, err := exec.Command("go", "test", "-c", "-o", suite, root+"/suites").CombinedOutput(); err != nil {
-		t.Fatalf("building the suite: %v\n%s", err, b)
-	}
+	suite := dryrun.Suite(t)
 	out := map[string][]string{}
 	for _, p := range contract.Plans() {
-		file := filepath.Join(t.TempDir(), "report.json")
-		args := []string{"-ginkgo.dry-run", "-ginkgo.json-report=" + file, "-ginkgo.label-filter=" + p.Labels}
-		if b, err := exec.Command(suite, args...).CombinedOutput(); err != nil {
-			t.Fatalf("%s %v: %v\n%s", suite, args, err, b)
-		}
-		data, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reports, err := report.Parse(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range report.Summarize(p.Name, reports).Specs {
+		for _, s := range dryrun.List(t, suite, p.Name, p.Labels, 1) {
 			if slices.Contains(s.Labels, contract.LabelStackmap) {
 				out[p.Name] = append(out[p.Name], s.IDs...)
 			}
