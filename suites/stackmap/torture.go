@@ -378,7 +378,7 @@ func (t *torture) instances(_ context.Context, a *actor) {
 		time.Sleep(time.Second)
 		return
 	}
-	defer os.Remove(t.tfs.Path(dir))
+	defer t.removeInstance(a, dir)
 	if t.tfs.Exists(dir + "/" + optionNode) {
 		a.fail(harness.Clause("SM-INST-01.1", "a fresh instance has %s", optionNode))
 	}
@@ -387,6 +387,28 @@ func (t *torture) instances(_ context.Context, a *actor) {
 	}
 	a.ops.Add(1)
 	time.Sleep(200 * time.Millisecond)
+}
+
+// removeInstance removes the instances actor's instance. The kernel refuses
+// with EBUSY while the instance is referenced, and once in a 10-minute
+// sanitized run it refused after the actor's files were closed: a refusal
+// is retried for two seconds and said in the log; one that lasts is the
+// actor's error, with its errno.
+func (t *torture) removeInstance(a *actor, dir string) {
+	var err error
+	for try := range 10 {
+		if err = unix.Rmdir(t.tfs.Path(dir)); err == nil {
+			if try > 0 {
+				fmt.Fprintf(GinkgoWriter, "removing %s: refused %d times (%v) before it went\n", dir, try, unix.EBUSY)
+			}
+			return
+		}
+		if err != unix.EBUSY {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	a.broke("removing %s: %v", dir, err)
 }
 
 // readOr is a node's content, or "" when it cannot be read.
