@@ -8,6 +8,7 @@
 #                  [FTRACETEST=tree/tools/testing/selftests/ftrace] [FTRACETEST_MATCH=stackmap]
 #                  [REQUIRE=stackmap|none] [SEED=n] [EXIT_CODES=smct|kselftest]
 #                  [CLAIMS=1]     also measure what the series claims (claims.txt; never changes the verdict)
+#                  [APPEND=words] more kernel command line words (a fault switch: ftrace_stackmap.faults=name)
 #                  [SANITIZE=1]   the kernel built sanitized: the tree's kernel/configs/debug.config
 #                                 (KASAN, lockdep, UBSAN, kmemleak) and kernel/config/sanitize.config on
 #                                 top, cached apart; a KERNEL= must have KASAN on. Every target that
@@ -17,7 +18,7 @@
 #   make kernel ARCH=... [PIN=1]   build the reference kernel (cached)
 #   make mutants ARCH=...          every fault switch of the reference kernel must be caught
 #   make stress ARCH=...           the hot path under load
-#   make torture ARCH=... [DURATION=10m] [SANITIZE=1] [KERNEL=...]   the operating model for DURATION:
+#   make torture ARCH=... [DURATION=10m] [SANITIZE=1] [KERNEL=...] [APPEND=...]   the operating model for DURATION:
 #                      stackmap on from boot, actors on every CPU, the invariants and kmemleak every round
 #   make matrix [IMAGES=a,b]       every images.lock entry on both arches, two boots at a time
 #   make bench [IMAGE=entry] [REPS=3] [IMAGES=a,b] [WALK_SERIES=s WALK_TREE=dir]
@@ -93,6 +94,7 @@ LAVA    ?=
 LAVA_URL ?=
 CLAIMS  ?=
 SANITIZE ?=
+APPEND  ?=
 FAULTS ?=
 DURATION ?= 10m
 
@@ -115,7 +117,8 @@ qemu-test: smct
 		-profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' -boot-quiet '$(BOOT_QUIET)' \
 		-ftracetest '$(FTRACETEST)' -ftracetest-match '$(FTRACETEST_MATCH)' -jobs '$(JOBS)' -accel '$(ACCEL)' \
 		-cpu '$(CPU)' -mem '$(MEM)' -qemu-opts '$(QEMU_OPTS)' $(if $(KEEP),-keep) $(if $(GUEST_SHELL),-shell) -lanes '$(or $(LANES),0)' \
-		-require-feature '$(REQUIRE)' -seed '$(SEED)' -exit-codes '$(EXIT_CODES)' $(if $(CLAIMS),-claims) -sanitize '$(SANITIZE)'
+		-require-feature '$(REQUIRE)' -seed '$(SEED)' -exit-codes '$(EXIT_CODES)' $(if $(CLAIMS),-claims) -sanitize '$(SANITIZE)' \
+		-append '$(APPEND)'
 
 # What the series claims (retention, pool memory, hot-path cost,
 # deduplication under contention), measured on one kernel.
@@ -141,7 +144,8 @@ stress: smct
 # on every CPU, the invariants every round, then the actor table.
 torture: smct
 	@./bin/smct qemu-test -arch '$(ARCH)' -kernel '$(KERNEL)' -image '$(IMAGE)' -labels torture -torture '$(DURATION)' \
-		-timeout '$(TIMEOUT)' -boot-quiet '$(BOOT_QUIET)' -sanitize '$(SANITIZE)' -profile '$(PROFILE)' -exit-codes '$(EXIT_CODES)'
+		-timeout '$(TIMEOUT)' -boot-quiet '$(BOOT_QUIET)' -sanitize '$(SANITIZE)' -profile '$(PROFILE)' -exit-codes '$(EXIT_CODES)' \
+		-append '$(APPEND)'
 
 # Every images.lock entry (or IMAGES=a,b) on both arches, two boots at a
 # time; exits with the worst cell's status.
