@@ -46,8 +46,6 @@ type Spec struct {
 	// made gives its specs the default boot's), rather than something else
 	// it needs (a profile, a boot, memory, another tracing feature); "" for
 	// any other spec.
-	// feature missing, rather than something else it needs (a profile, a
-	// boot, memory, another tracing feature).
 	FeatureAbsent string
 	// Unsupported is why a spec turned FAIL by Require was UNSUPPORTED:
 	// the run requires the feature it lacks. "" for any other spec.
@@ -255,12 +253,29 @@ func (s Summary) Coverage() map[string]contract.Class {
 	cov := map[string]contract.Class{}
 	for _, sp := range s.Specs {
 		for _, id := range sp.IDs {
-			if old, ok := cov[id]; !ok || rank[sp.Class] > rank[old] {
-				cov[id] = sp.Class
+			c := sp.ClassOf(id)
+			if old, ok := cov[id]; !ok || rank[c] > rank[old] {
+				cov[id] = c
 			}
 		}
 	}
 	return cov
+}
+
+// ClassOf is the class the spec gives one of its requirements. A spec of
+// several requirements (the torture) that failed by a clause of one of
+// them fails that one alone: the others were neither shown broken nor,
+// the spec having stopped at its failure, shown to hold, and are
+// UNRESOLVED.
+func (sp Spec) ClassOf(id string) contract.Class {
+	if sp.Class != contract.Fail || len(sp.IDs) < 2 {
+		return sp.Class
+	}
+	clause, _ := contract.ClauseOf(sp.Message)
+	if blamed := contract.RequirementOf(clause); slices.Contains(sp.IDs, blamed) && blamed != id {
+		return contract.Unresolved
+	}
+	return sp.Class
 }
 
 // ClosingLine is the last line of every run.

@@ -4,6 +4,7 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
@@ -182,5 +183,30 @@ func TestJoinKeepsBootsInOrder(t *testing.T) {
 	}
 	if !Join().Succeeded {
 		t.Error("a run of no boot failed")
+	}
+}
+
+// A spec of several requirements that failed by one's clause blames that
+// one; a failure that names no clause of them blames them all.
+func TestCoverageOfASpecOfSeveralRequirements(t *testing.T) {
+	several := func(msg string) types.SpecReport {
+		sp := spec("SM-ROBUST-01", types.SpecStateFailed, msg)
+		sp.LeafNodeLabels = []string{"SM-ROBUST-01", "SM-RESET-01", "SM-INST-01"}
+		return sp
+	}
+	for msg, want := range map[string]map[string]contract.Class{
+		"[SM-ROBUST-01.1] stack_map_bin header: 0 bytes (actor reader stack_map_bin)": {
+			"SM-ROBUST-01": contract.Fail, "SM-RESET-01": contract.Unresolved, "SM-INST-01": contract.Unresolved},
+		"[SM-INST-01.1] a fresh instance has options/stackmap (actor instances)": {
+			"SM-ROBUST-01": contract.Unresolved, "SM-RESET-01": contract.Unresolved, "SM-INST-01": contract.Fail},
+		"[SM-STAT-03.1] entries 3, blocks 2": {
+			"SM-ROBUST-01": contract.Fail, "SM-RESET-01": contract.Fail, "SM-INST-01": contract.Fail},
+		"the workload exited 1": {
+			"SM-ROBUST-01": contract.Fail, "SM-RESET-01": contract.Fail, "SM-INST-01": contract.Fail},
+	} {
+		s := Summarize(contract.DefaultBoot, []types.Report{{SpecReports: types.SpecReports{several(msg)}}})
+		if got := s.Coverage(); !maps.Equal(got, want) {
+			t.Errorf("%s: Coverage() = %v, want %v", msg, got, want)
+		}
 	}
 }
