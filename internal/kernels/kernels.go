@@ -288,7 +288,11 @@ func (r Request) checkConfig(k *Kernel) error {
 		cfg = nil
 	}
 	if cfg == nil {
-		r.Progress.Notef("note: %s carries no config (CONFIG_IKCONFIG): the options the suite needs are not checked before booting\n", r.Kernel)
+		also := ""
+		if k.ConfigFrom != "" {
+			also = "; " + k.ConfigFrom + ", which may be another build's, is read only for its debug options (the limits of a debug kernel, SANITIZE=1)"
+		}
+		r.Progress.Notef("note: %s carries no config (CONFIG_IKCONFIG): the options the suite needs are not checked before booting%s\n", r.Kernel, also)
 		return nil
 	}
 	var missing []string
