@@ -86,7 +86,7 @@ var _ = describe("the binary export", func() {
 // text's blocks one for one, and each address lies in its frame's symbol.
 func compareExports(blocks []fmtx.Block, bin fmtx.Bin) {
 	// The records' ids, depths and ref counts, as every checkpoint holds them.
-	Expect(agree(bin, blocks)).To(Succeed(), harness.Clause("SM-BIN-03.1", "stack_map_bin against stack_map"))
+	harness.FailOn(agree(bin, blocks), harness.Clause("SM-BIN-03.1", "stack_map_bin against stack_map"))
 	syms := harness.LoadKallsyms()
 	if syms == nil {
 		harness.Note("symbols not compared: /proc/kallsyms shows no addresses (kptr_restrict?); ids, depths, ref counts and raw addresses were")
