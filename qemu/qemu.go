@@ -104,6 +104,10 @@ func KVMWorks(m Machine, kernel string) error {
 	case err != nil && out.has(filepath.Base(m.Binary)+": "):
 		// QEMU itself gave up (a vCPU it could not set up), not the kernel.
 		return fmt.Errorf("%s under KVM: %v: %s (nested virtualization?)", m.Binary, err, out.line(filepath.Base(m.Binary)+": "))
+	case KernelSilent(out.bytes()):
+		// A kernel that dies before its first console line (a debug
+		// build through PVH) dies so under emulation too.
+		return fmt.Errorf("%s under KVM: %w", m.Binary, ErrKernelSilent)
 	}
 	return nil // it booted and ended, whatever the status
 }
@@ -111,6 +115,11 @@ func KVMWorks(m Machine, kernel string) error {
 // ErrUndecided is KVMWorks' error when the probe could not run at all, so
 // that its answer is not one to remember.
 var ErrUndecided = errors.New("the KVM probe could not decide")
+
+// ErrKernelSilent is KVMWorks' error when QEMU exited before the kernel
+// printed anything: that says nothing of KVM, and another way to boot the
+// kernel (a bzImage) may.
+var ErrKernelSilent = fmt.Errorf("%w: the kernel printed nothing before QEMU exited", ErrUndecided)
 
 // GaveUp is QEMU's own complaint when QEMU or KVM, not the kernel, ended
 // a boot, as KVMWorks recognises it: KVM could not run an instruction of
@@ -153,6 +162,13 @@ func (w *wordWatch) Write(p []byte) (int, error) {
 		w.seen()
 	}
 	return len(p), nil
+}
+
+// bytes is what the process wrote.
+func (w *wordWatch) bytes() []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return bytes.Clone(w.buf.Bytes())
 }
 
 // has says whether what the process wrote holds s.

@@ -147,6 +147,12 @@ func TestKVMProbeBootsTheKernel(t *testing.T) {
 	if time.Since(start) > KVMProbeTime/2 {
 		t.Errorf("KVM's error was seen after %s: the probe should stop at once", time.Since(start))
 	}
+	// A kernel that exits before its first console line says nothing of
+	// KVM: it dies so under emulation too.
+	silent := fakeQEMU(t, "printf 'SeaBIOS\\nBooting from ROM..'\nexit 0\n")
+	if err := KVMWorks(silent, "vmlinux"); !errors.Is(err, ErrKernelSilent) || !errors.Is(err, ErrUndecided) {
+		t.Errorf("a kernel silent until QEMU exits: %v, want ErrKernelSilent, undecided", err)
+	}
 	// A QEMU that cannot be started decides nothing.
 	missing := Machine{Arch: arch.MustLookup("x86_64"), Binary: filepath.Join(t.TempDir(), "no-qemu")}
 	if err := KVMWorks(missing, "vmlinux"); !errors.Is(err, ErrUndecided) {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -35,11 +36,16 @@ type kvmInputs struct {
 	HostKernel   string `json:"host_kernel"` // uname -r
 	CPU          string `json:"cpu"`         // /proc/cpuinfo's model
 	DevKVM       string `json:"dev_kvm"`     // its device number and inode: a new one after a reboot
+	Probe        int    `json:"probe"`       // kvmProbeVersion: answers of an older probe are not read
 }
+
+// kvmProbeVersion is the probe's rules: 2 since a kernel silent until QEMU
+// exits decides nothing (version 1 took it for KVM that works).
+const kvmProbeVersion = 2
 
 // key names the file of the answer for these inputs.
 func (in kvmInputs) key() string {
-	sum := sha256.Sum256([]byte(strings.Join([]string{in.KernelSHA256, in.QEMU, in.HostKernel, in.CPU, in.DevKVM}, "\n")))
+	sum := sha256.Sum256([]byte(strings.Join([]string{in.KernelSHA256, in.QEMU, in.HostKernel, in.CPU, in.DevKVM, strconv.Itoa(in.Probe)}, "\n")))
 	return hex.EncodeToString(sum[:16])
 }
 
@@ -91,7 +97,7 @@ func (r *run) kvmAnswer(rn *Runner) *kvmAnswer {
 	if in.KernelSHA256 = r.res.KernelSHA; in.KernelSHA256 == "" {
 		in.KernelSHA256, _ = images.FileSHA256(r.kernel)
 	}
-	in.QEMU = m.Version()
+	in.QEMU, in.Probe = m.Version(), kvmProbeVersion
 	path := ""
 	if o.CacheDir != "" && in.KernelSHA256 != "" && in.QEMU != "unknown" {
 		path = filepath.Join(o.CacheDir, "kvm-probe", in.key()+".json")
@@ -127,6 +133,11 @@ func (r *run) kvmAnswer(rn *Runner) *kvmAnswer {
 	end := o.Progress.Step("probing KVM with the kernel (%s)", m.Arch.Name)
 	start := time.Now()
 	err = probe(m, r.kernel)
+	if alt := r.route.bzImage; errors.Is(err, qemu.ErrKernelSilent) && alt != "" && alt != r.kernel {
+		// Its vmlinux died through PVH: the bzImage, which the run then
+		// boots, answers for KVM.
+		err = probe(m, alt)
+	}
 	end(nil) // not a step that fails the run: without KVM the guest is emulated
 	a = &kvmAnswer{Usable: err == nil, Probed: start, Took: time.Since(start).Round(time.Millisecond).String(), Inputs: in}
 	if err != nil {

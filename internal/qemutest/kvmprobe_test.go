@@ -6,9 +6,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -72,6 +74,53 @@ func accelRun(t *testing.T, cache, bin, sha, accel string) *run {
 			Progress: progress.Discard()},
 		m:      qemu.Machine{Arch: a, Binary: bin, Args: []string{"-M", "virt", "-cpu", "max"}},
 		kernel: "/kernels/" + sha, res: &results.Result{Request: req, KernelSHA: sha, Dir: t.TempDir()},
+	}
+}
+
+// A vmlinux that dies through PVH before printing says nothing of KVM: the
+// bzImage the run would then boot is probed instead, and its answer kept.
+func TestKVMProbeOfAVmlinuxThatDiesSilentlyTriesItsBzImage(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		bzImage error
+		accel   string
+	}{
+		{"the bzImage boots under KVM", nil, "kvm"},
+		{"the bzImage hangs under KVM", errors.New("qemu-system-fake under KVM: the kernel did not end its boot within 10s"), "tcg"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var probed []string
+			rn := &Runner{
+				probeKVM: func(_ qemu.Machine, kernel string) error {
+					probed = append(probed, kernel)
+					if kernel == "/kernels/vmlinux" {
+						return fmt.Errorf("qemu-system-fake under KVM: %w", qemu.ErrKernelSilent)
+					}
+					return tc.bzImage
+				},
+				kvmHost: func() (kvmInputs, error) { return testHost, nil },
+			}
+			cache := t.TempDir()
+			r := accelRun(t, cache, fakeQEMUBin(t, "QEMU emulator version 9.9.9", "exit 0\n"), "aaaa", "")
+			r.kernel, r.route = "/kernels/vmlinux", route{vmlinux: "/kernels/vmlinux", bzImage: "/kernels/bzImage", open: true}
+			got := choose(t, rn, r)
+			if !slices.Equal(probed, []string{"/kernels/vmlinux", "/kernels/bzImage"}) || got.Name != tc.accel {
+				t.Fatalf("probed %v, accel %+v; want the vmlinux then the bzImage, %s", probed, got, tc.accel)
+			}
+			if files, _ := filepath.Glob(filepath.Join(cache, "kvm-probe", "*.json")); len(files) != 1 {
+				t.Errorf("cache holds %v: the bzImage's answer is kept", files)
+			}
+		})
+	}
+	// Without a bzImage, a silent kernel leaves the answer undecided: the
+	// run is emulated and nothing is kept.
+	rn := &Runner{probeKVM: func(qemu.Machine, string) error { return qemu.ErrKernelSilent }, kvmHost: func() (kvmInputs, error) { return testHost, nil }}
+	cache := t.TempDir()
+	if got := choose(t, rn, accelRun(t, cache, fakeQEMUBin(t, "QEMU emulator version 9.9.9", "exit 0\n"), "aaaa", "")); got.Name != "tcg" {
+		t.Errorf("a silent kernel without a bzImage: %+v, want tcg", got)
+	}
+	if files, _ := filepath.Glob(filepath.Join(cache, "kvm-probe", "*.json")); len(files) != 0 {
+		t.Errorf("cache holds %v: an undecided answer is not kept", files)
 	}
 }
 
