@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/kernellog"
@@ -328,7 +329,9 @@ func reportedIn(reports []kernellog.Report, kind string) string {
 // and what could not be decided because of it.
 func WriteTable(w io.Writer, rows []Row) (ok bool) {
 	ok = true
-	fmt.Fprintf(w, "%-26s %-12s %-7s %-26s %s\n", "fault", "must fail", "verdict", "also failed", "unresolved")
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
+	defer tw.Flush()
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", "fault", "must fail", "verdict", "also failed", "unresolved")
 	for _, r := range rows {
 		name, want := r.Fault, r.Want
 		verdict := "caught"
@@ -380,7 +383,12 @@ func WriteTable(w io.Writer, rows []Row) (ok bool) {
 		if slices.Contains(r.Warned, r.Want) {
 			want += "(w)"
 		}
-		fmt.Fprintf(w, "%-26s %-12s %-7s %-26s %s\n", name, want, verdict, alsoText, unresolved)
+		if r.Err != nil {
+			// The error's words trail the row: no column to align.
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, want, verdict, alsoText)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, want, verdict, alsoText, unresolved)
 	}
 	return ok
 }
