@@ -118,6 +118,10 @@ var machineState = regexp.MustCompile(`^(?:Code: |(?:[A-Z0-9]{2,3}|x\d{1,2}|sp|p
 // and the task, or the lock and the function.
 const firstLines = 4
 
+// leakTracking are kmemleak's own frames at the top of an allocation
+// stack (arm64 shows them): they name no allocation.
+var leakTracking = regexp.MustCompile(`^(?:__)?(?:create_object|kmemleak_alloc)`)
+
 // leakFrames is how much of a leaked object's allocation stack names it.
 const leakFrames = 6
 
@@ -166,7 +170,7 @@ func Reports(dmesg []byte) []Report {
 			switch {
 			case strings.HasPrefix(line, "backtrace"):
 				frames = true
-			case frames && len(cur.Lines) <= leakFrames:
+			case frames && len(cur.Lines) <= leakFrames && !leakTracking.MatchString(frame(line)):
 				cur.Lines = append(cur.Lines, frame(line))
 			}
 			continue

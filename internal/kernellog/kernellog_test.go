@@ -86,6 +86,22 @@ func TestReportsNameKindLinesAndSpec(t *testing.T) {
 	}
 }
 
+// A leak is named by the allocation's own frames, not kmemleak's.
+func TestLeakStackLeavesOutKmemleaksFrames(t *testing.T) {
+	log := "<6>[ 9.0] smct-kmemleak: unreferenced object 0xffff0000052c5aa0 (size 32):\n" +
+		"<6>[ 9.0] smct-kmemleak:   backtrace (crc 1):\n" +
+		"<6>[ 9.0] smct-kmemleak:     [<00000000ab>] create_object+0x18/0x20\n" +
+		"<6>[ 9.0] smct-kmemleak:     [<00000000ab>] kmemleak_alloc+0x8c/0x9c\n" +
+		"<6>[ 9.0] smct-kmemleak:     [<00000000ab>] kmemleak_alloc_recursive.constprop.0+0x14/0x20\n" +
+		"<6>[ 9.0] smct-kmemleak:     [<00000000ab>] __kmalloc_node_noprof+0x184/0x21c\n" +
+		"<6>[ 9.0] smct-kmemleak:     [<00000000ab>] stackmap_snapshot+0x1f4/0x300\n"
+	got := Reports([]byte(log))
+	want := "unreferenced object 0xffff0000052c5aa0 (size 32): | __kmalloc_node_noprof+0x184/0x21c | stackmap_snapshot+0x1f4/0x300"
+	if len(got) != 1 || strings.Join(got[0].Lines, " | ") != want {
+		t.Fatalf("Reports() = %+v\nwant lines %s", got, want)
+	}
+}
+
 // Without the guest's list, the kernel's own kmemleak line is the report.
 func TestKmemleakLineAloneIsAReport(t *testing.T) {
 	got := Problems([]byte("<6>[    0.000000] Booting Linux\n<6>[ 700.0] kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)\n"))
