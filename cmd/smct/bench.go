@@ -75,6 +75,17 @@ func benchPlan(o *bench.Options, matrixImages string, r *request) (string, error
 			return "", err
 		}
 	}
+	var left []string
+	if o.MatrixEntries, left, err = lock.ForLane(o.MatrixEntries, r.run.Sanitize, matrixImages != "" && matrixImages != "none"); err != nil {
+		return "", err
+	}
+	if len(left) > 0 {
+		untimed := ""
+		if len(o.MatrixEntries) == 0 {
+			untimed = ", and is not timed"
+		}
+		fmt.Fprintf(o.Notes, "note: SANITIZE=1 builds its kernels: the matrix leaves out the packaged %s%s\n", strings.Join(left, ", "), untimed)
+	}
 	return results.NewRunDir(r.run.ResultsDir, "bench", "")
 }
 

@@ -131,7 +131,7 @@ func (r Request) kernel() (*Kernel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("IMAGE=%s: %w", name, err)
 	}
-	if e.Kind == images.KindBuild || e.Kind == images.KindB4 {
+	if e.BuiltHere() {
 		// A b4 entry is built here too, but from a posted series: no
 		// profile switch.
 		k, err := r.buildKernel(e)

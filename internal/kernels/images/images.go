@@ -287,6 +287,36 @@ func (l *Lock) Entry(name string) (*Entry, error) {
 	return nil, fmt.Errorf("images.lock has no entry %q (have: %v)", name, names)
 }
 
+// BuiltHere says whether the entry's kernel is built here (the
+// reference, a b4 series) rather than fetched as a distribution built it:
+// only such a kernel can be built in the sanitized lane.
+func (e Entry) BuiltHere() bool { return e.Kind == KindBuild || e.Kind == KindB4 }
+
+// ForLane narrows names to the entries the lane can run. The plain lane
+// runs them all. The sanitized lane builds its kernels: an entry asked for
+// by name that is fetched as built is refused; of the defaults (asked
+// false) such entries are left out, and named in left.
+func (l *Lock) ForLane(names []string, sanitized, asked bool) (kept, left []string, err error) {
+	if !sanitized {
+		return names, nil, nil
+	}
+	for _, n := range names {
+		e, err := l.Entry(n)
+		if err != nil {
+			return nil, nil, err
+		}
+		switch {
+		case e.BuiltHere():
+			kept = append(kept, n)
+		case asked:
+			return nil, nil, fmt.Errorf("IMAGE=%s is a packaged kernel (kind %s), fetched as built: SANITIZE=1 builds its kernel here (the reference, a b4 entry, TREE=)", e.Name, e.Kind)
+		default:
+			left = append(left, n)
+		}
+	}
+	return kept, left, nil
+}
+
 // Names checks a comma-separated list of entries against the lock; ""
 // is every entry, in the lock's order.
 func (l *Lock) Names(list string) ([]string, error) {

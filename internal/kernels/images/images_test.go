@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -281,5 +282,21 @@ func TestFetchWaitsAndFindsTheImage(t *testing.T) {
 	}
 	if !strings.Contains(said.String(), "waiting for another smct fetching smct-no-such-package 1 (arm64)") {
 		t.Errorf("the waiting fetch did not say so: %q", said.String())
+	}
+}
+
+// The sanitized lane runs only the kernels built here: a packaged entry
+// asked for by name is refused, and left out of the defaults.
+func TestForLane(t *testing.T) {
+	l := &Lock{Entries: []Entry{{Name: "reference", Kind: KindBuild}, {Name: "debian-6.12", Kind: KindDebian}, {Name: "v4", Kind: KindB4}}}
+	all := []string{"reference", "debian-6.12", "v4"}
+	if kept, left, err := l.ForLane(all, false, true); err != nil || !slices.Equal(kept, all) || left != nil {
+		t.Errorf("plain lane: %v %v %v, want all kept", kept, left, err)
+	}
+	if kept, left, err := l.ForLane(all, true, false); err != nil || !slices.Equal(kept, []string{"reference", "v4"}) || !slices.Equal(left, []string{"debian-6.12"}) {
+		t.Errorf("sanitized, defaults: %v %v %v, want the debian entry left out", kept, left, err)
+	}
+	if _, _, err := l.ForLane(all, true, true); err == nil || !strings.Contains(err.Error(), "IMAGE=debian-6.12 is a packaged kernel") {
+		t.Errorf("sanitized, asked by name: %v, want the debian entry refused", err)
 	}
 }
