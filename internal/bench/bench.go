@@ -24,6 +24,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/initramfs"
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/matrix"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
@@ -72,6 +73,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	defer os.RemoveAll(tmp)
 	m := &measure{o: o, tmp: tmp, alone: map[string]float64{}, r: &Report{Time: time.Now().UTC(), Image: o.Image, Reps: o.Reps,
 		Host: fmt.Sprintf("%d CPUs, %s", runtime.NumCPU(), qemu.MachineFor(o.Arches[0]).Version())}}
+	if o.Base.Sanitize {
+		m.r.Lane = kbuild.Sanitized
+	}
 	for _, a := range o.Arches {
 		if err := m.arch(ctx, a); err != nil {
 			return nil, err

@@ -56,6 +56,21 @@ func TestTableComparesSameImageOnly(t *testing.T) {
 	if r, err := Load(filepath.Join(t.TempDir(), "none.json")); r != nil || err != nil {
 		t.Errorf("missing file: %v %v", r, err)
 	}
+	// The sanitized lane: not compared with the plain lane's figures, and
+	// its targets shown but not judged.
+	b.Reset()
+	loaded.Image, r.Lane = r.Image, "sanitized (debug.config)"
+	if met, missed := r.WriteTable(&b, loaded); met != 0 || missed != 0 || r.Judged() {
+		t.Errorf("sanitized lane: met %d missed %d, judged %v; want targets not judged", met, missed, r.Judged())
+	}
+	for _, want := range []string{"IMAGE=debian-6.12, sanitized (debug.config)", "of another lane: not compared", "not judged: the plain lane's target"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("sanitized table lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "%") || strings.Contains(b.String(), "NOT MET") {
+		t.Errorf("sanitized table compared or judged:\n%s", b.String())
+	}
 }
 
 func TestFloorBootSwapsInitrdAndCatchesPanics(t *testing.T) {
