@@ -97,10 +97,11 @@ func runBench(ctx context.Context, o bench.Options, dir string, out outputs) out
 		return withoutVerdict("", "bench: "+err.Error())
 	}
 	// Each lane's figures are compared with its own last ones.
-	last := filepath.Join(o.Base.ModuleDir, "internal", "bench", "last.json")
+	name := "last.json"
 	if r.Lane != "" {
-		last = filepath.Join(o.Base.ModuleDir, "internal", "bench", "last-sanitized.json")
+		name = "last-sanitized.json"
 	}
+	last := filepath.Join(o.Base.ModuleDir, "internal", "bench", name)
 	prev, err := bench.Load(last)
 	if err != nil {
 		fmt.Fprintf(out.stderr, "bench: previous figures unreadable: %v\n", err)
