@@ -71,17 +71,21 @@ database() {
 	fi
 }
 
-# kvm_usable says whether the stock qemu template's KVM options (-cpu host
-# -enable-kvm) run here: on a nested host /dev/kvm may open and QEMU still
-# abort as it sets up the vCPU.
-kvm_usable() {
-	[ -w /dev/kvm ] || return 1
-	[ "$(uname -m)" = x86_64 ] || return 1
-	status=0
-	timeout 5 qemu-system-x86_64 -accel kvm -M q35 -cpu host -nodefaults -display none -monitor none -no-reboot \
-		>"$LAB_DIR/kvm-probe.log" 2>&1 || status=$?
-	# 124: still running when the time was up, as a working KVM is.
-	[ "$status" = 124 ]
+# kvm_setting is the devices' line on KVM. Without a writable /dev/kvm on
+# an x86_64 host no job can use it: the dictionary says so. Where it opens,
+# only a kernel booted under it tells whether it runs kernels (a nested
+# host may run the firmware and hang every kernel), so the dictionary
+# leaves no_kvm to each job's context: smct's jobs state the answer of the
+# probe that booted their own kernel, and a job that states nothing gets
+# the template's default, KVM.
+kvm_setting() {
+	if [ -w /dev/kvm ] && [ "$(uname -m)" = x86_64 ]; then
+		kvm="/dev/kvm opens: each job's no_kvm decides"
+		kvm_line="{# no_kvm: each job's context decides #}"
+	else
+		kvm="no writable /dev/kvm on an x86_64 host: no_kvm = True"
+		kvm_line="{% set no_kvm = True %}"
+	fi
 }
 
 # objects makes the lab's user, token, device type, worker and devices,
@@ -99,12 +103,12 @@ objects() {
 	manage workers list 2>/dev/null | grep -qw "$WORKER" || manage workers add "$WORKER" >/dev/null
 	manage workers details "$WORKER" | awk '$1 == "token" { print $3 }' >"$LAB_DIR/worker-token"
 	[ -s "$LAB_DIR/worker-token" ] || die "the worker $WORKER has no token (lava-server manage workers details $WORKER)"
-	if kvm_usable; then kvm="KVM usable"; no_kvm=False; else kvm="no usable KVM"; no_kvm=True; fi
+	kvm_setting
 	for name in $DEVICES; do
 		cat >"$DEVICES_DIR/$name.jinja2" <<EOF
-{# A device of the stackmap conformance lab: $kvm on this host. #}
+{# A device of the stackmap conformance lab. #}
 {% extends 'qemu.jinja2' %}
-{% set no_kvm = $no_kvm %}
+$kvm_line
 EOF
 		manage devices list 2>/dev/null | grep -qw "$name" ||
 			manage devices add --device-type qemu --worker "$WORKER" "$name"
@@ -112,7 +116,7 @@ EOF
 		# its dictionary stands.
 		manage devices update "$name" --health GOOD >/dev/null
 	done
-	say "devices: $DEVICES ($kvm: no_kvm = $no_kvm)"
+	say "devices: $DEVICES ($kvm)"
 }
 
 # running says whether the process of a pid file is alive.
