@@ -47,6 +47,10 @@ func Results(ctx context.Context, rn *qemutest.Runner, o qemutest.Options, logFi
 		what := "no boot of the job reached the suite's init"
 		if len(boots) == 0 {
 			what = "the job made no boot: its log has no console"
+		} else if underKVM(boots) {
+			// A kernel that KVM cannot run on the server hangs there; the
+			// server's device dictionary, not the job, may have chosen it.
+			what += ", under KVM (-enable-kvm in the server's QEMU command)"
 		}
 		if why != "" {
 			what = why + "; " + what
@@ -62,6 +66,16 @@ func Results(ctx context.Context, rn *qemutest.Runner, o qemutest.Options, logFi
 		res.Unjudged = append(res.Unjudged, results.BootNote{Note: why})
 	}
 	return res, l, err
+}
+
+// underKVM says whether the server booted any of the boots under KVM.
+func underKVM(boots map[string]qemutest.Recorded) bool {
+	for _, b := range boots {
+		if slices.Contains(strings.Fields(b.Command), "-enable-kvm") {
+			return true
+		}
+	}
+	return false
 }
 
 // noVerdict is the error of a log that gives no verdict; err, when not

@@ -191,7 +191,8 @@ func TestResultsWithoutVerdict(t *testing.T) {
 		{"infrastructure error", ok, "infra", "NO VERDICT: the LAVA job ended in Infrastructure error", false},
 		{"log cut", ok, "cut", "NO VERDICT: LAVA's log ends before the job did", false},
 		{"never booted", nil, "pass", "the job made no boot", true},
-		{"default boot died", []fakeBoot{{name: "default", panic: true}}, "pass", "no boot of the job reached the suite's init", true},
+		{"default boot died", []fakeBoot{{name: "default", panic: true}}, "pass", "no boot of the job reached the suite's init (", true},
+		{"default boot died under KVM", []fakeBoot{{name: "default", panic: true, kvm: true}}, "pass", "no boot of the job reached the suite's init, under KVM (-enable-kvm", true},
 		{"default boot hung", []fakeBoot{{name: "default", hang: true, specs: ok[0].specs}}, "pass", "NO VERDICT: boot default cannot be judged: the guest did not power off", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -35,8 +35,9 @@ type fakeBoot struct {
 	// panic: the kernel dies before the init; hang: the suite never
 	// ends and the test block times out; late: the end of the guest's
 	// status line comes after LAVA's monitor stopped, and LAVA reads it as
-	// it closes the console; noDmesg: the kernel log's frame is lost.
-	panic, hang, late, noDmesg bool
+	// it closes the console; noDmesg: the kernel log's frame is lost;
+	// kvm: the server's QEMU ran it under KVM.
+	panic, hang, late, noDmesg, kvm bool
 }
 
 // logWriter writes a LAVA log as lava-run does: a flow mapping a line.
@@ -126,7 +127,11 @@ func fakeLog(t *testing.T, desc Description, boots []fakeBoot, end string) []byt
 		w.rec("info", fmt.Sprintf("end: %d deployimages (duration 00:00:01) [%s]", 3*i+1, ns))
 		w.rec("info", fmt.Sprintf("start: %d boot-image-retry (timeout 00:02:00) [%s]", 3*i+2, ns))
 		w.rec("debug", fmt.Sprintf("start: %d.1.1 execute-qemu (timeout 00:02:00) [%s]", 3*i+2, ns))
-		w.rec("info", "Boot command: /usr/bin/qemu-system-x86_64 -M q35 -cpu qemu64 -accel tcg -m 512 -nographic -nic none -kernel /var/lib/lava/dispatcher/tmp/1/deployimages-x/kernel/kernel -append \"console=ttyS0\" -no-reboot -initrd /var/lib/lava/dispatcher/tmp/1/deployimages-x/ramdisk/initrd-default.cpio")
+		accel := "-M q35 -cpu qemu64 -accel tcg"
+		if fb.kvm {
+			accel = "-cpu host -enable-kvm"
+		}
+		w.rec("info", "Boot command: /usr/bin/qemu-system-x86_64 "+accel+" -m 512 -nographic -nic none -kernel /var/lib/lava/dispatcher/tmp/1/deployimages-x/kernel/kernel -append \"console=ttyS0\" -no-reboot -initrd /var/lib/lava/dispatcher/tmp/1/deployimages-x/ramdisk/initrd-default.cpio")
 		w.rec("info", fmt.Sprintf("end: %d boot-image-retry (duration 00:00:00) [%s]", 3*i+2, ns))
 		w.rec("info", fmt.Sprintf("start: %d lava-test-monitor-retry (timeout 00:05:00) [%s]", 3*i+3, ns))
 		for _, line := range strings.Split(strings.TrimSuffix(fb.console(t, js), "\n"), "\n") {
