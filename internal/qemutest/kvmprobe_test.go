@@ -49,19 +49,27 @@ func fakeQEMUBin(t *testing.T, version, boot string) string {
 	return bin
 }
 
-// fakeProber counts the probes and answers with err.
+// fakeProber records the kernels probed and answers with errFor's error
+// for the kernel, else with err.
 type fakeProber struct {
-	calls int
-	err   error
-	host  kvmInputs
+	probed []string
+	err    error
+	errFor map[string]error
+	host   kvmInputs
 }
 
 // runner is a Runner, standing for one process, whose probe and host are
 // p's.
 func (p *fakeProber) runner() *Runner {
 	return &Runner{
-		probeKVM: func(qemu.Machine, string) error { p.calls++; return p.err },
-		kvmHost:  func() (kvmInputs, error) { return p.host, nil },
+		probeKVM: func(_ qemu.Machine, kernel string) error {
+			p.probed = append(p.probed, kernel)
+			if err, ok := p.errFor[kernel]; ok {
+				return err
+			}
+			return p.err
+		},
+		kvmHost: func() (kvmInputs, error) { return p.host, nil },
 	}
 }
 
@@ -89,23 +97,14 @@ func TestKVMProbeOfAVmlinuxThatDiesSilentlyTriesItsBzImage(t *testing.T) {
 		{"the bzImage hangs under KVM", errors.New("qemu-system-fake under KVM: the kernel did not end its boot within 10s"), "tcg"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var probed []string
-			rn := &Runner{
-				probeKVM: func(_ qemu.Machine, kernel string) error {
-					probed = append(probed, kernel)
-					if kernel == "/kernels/vmlinux" {
-						return fmt.Errorf("qemu-system-fake under KVM: %w", qemu.ErrKernelSilent)
-					}
-					return tc.bzImage
-				},
-				kvmHost: func() (kvmInputs, error) { return testHost, nil },
-			}
+			silent := fmt.Errorf("qemu-system-fake under KVM: %w", qemu.ErrKernelSilent)
+			p := &fakeProber{err: tc.bzImage, errFor: map[string]error{"/kernels/vmlinux": silent}, host: testHost}
 			cache := t.TempDir()
 			r := accelRun(t, cache, fakeQEMUBin(t, "QEMU emulator version 9.9.9", "exit 0\n"), "aaaa", "")
 			r.kernel, r.route = "/kernels/vmlinux", route{vmlinux: "/kernels/vmlinux", bzImage: "/kernels/bzImage", open: true}
-			got := choose(t, rn, r)
-			if !slices.Equal(probed, []string{"/kernels/vmlinux", "/kernels/bzImage"}) || got.Name != tc.accel {
-				t.Fatalf("probed %v, accel %+v; want the vmlinux then the bzImage, %s", probed, got, tc.accel)
+			got := choose(t, p.runner(), r)
+			if !slices.Equal(p.probed, []string{"/kernels/vmlinux", "/kernels/bzImage"}) || got.Name != tc.accel {
+				t.Fatalf("probed %v, accel %+v; want the vmlinux then the bzImage, %s", p.probed, got, tc.accel)
 			}
 			if files, _ := filepath.Glob(filepath.Join(cache, "kvm-probe", "*.json")); len(files) != 1 {
 				t.Errorf("cache holds %v: the bzImage's answer is kept", files)
@@ -114,9 +113,9 @@ func TestKVMProbeOfAVmlinuxThatDiesSilentlyTriesItsBzImage(t *testing.T) {
 	}
 	// Without a bzImage, a silent kernel leaves the answer undecided: the
 	// run is emulated and nothing is kept.
-	rn := &Runner{probeKVM: func(qemu.Machine, string) error { return qemu.ErrKernelSilent }, kvmHost: func() (kvmInputs, error) { return testHost, nil }}
+	p := &fakeProber{err: qemu.ErrKernelSilent, host: testHost}
 	cache := t.TempDir()
-	if got := choose(t, rn, accelRun(t, cache, fakeQEMUBin(t, "QEMU emulator version 9.9.9", "exit 0\n"), "aaaa", "")); got.Name != "tcg" {
+	if got := choose(t, p.runner(), accelRun(t, cache, fakeQEMUBin(t, "QEMU emulator version 9.9.9", "exit 0\n"), "aaaa", "")); got.Name != "tcg" {
 		t.Errorf("a silent kernel without a bzImage: %+v, want tcg", got)
 	}
 	if files, _ := filepath.Glob(filepath.Join(cache, "kvm-probe", "*.json")); len(files) != 0 {
@@ -153,8 +152,8 @@ func TestKVMAnswerRememberedAcrossProcesses(t *testing.T) {
 			p := &fakeProber{err: tc.err, host: testHost}
 			rn := p.runner()
 			got := choose(t, rn, accelRun(t, cache, bin, "aaaa", ""))
-			if p.calls != 1 || got.Name != tc.accel || strings.Contains(got.Why, "remembered") {
-				t.Fatalf("first run: %d probes, %+v; want one probe, %s, not remembered", p.calls, got, tc.accel)
+			if len(p.probed) != 1 || got.Name != tc.accel || strings.Contains(got.Why, "remembered") {
+				t.Fatalf("first run: %d probes, %+v; want one probe, %s, not remembered", len(p.probed), got, tc.accel)
 			}
 			files, _ := filepath.Glob(filepath.Join(cache, "kvm-probe", "*.json"))
 			if len(files) != 1 {
@@ -170,26 +169,26 @@ func TestKVMAnswerRememberedAcrossProcesses(t *testing.T) {
 
 			// The same process, a second run: remembered in memory.
 			got = choose(t, rn, accelRun(t, cache, bin, "aaaa", ""))
-			if p.calls != 1 || got.Name != tc.accel || !strings.Contains(got.Why, "; remembered from a probe of ") {
-				t.Errorf("second run, same process: %d probes, %+v; want none more, remembered", p.calls, got)
+			if len(p.probed) != 1 || got.Name != tc.accel || !strings.Contains(got.Why, "; remembered from a probe of ") {
+				t.Errorf("second run, same process: %d probes, %+v; want none more, remembered", len(p.probed), got)
 			}
 			// Another process: remembered from the file.
 			got = choose(t, p.runner(), accelRun(t, cache, bin, "aaaa", ""))
 			t.Logf("machine: %s", got.Why)
-			if p.calls != 1 || got.Name != tc.accel || !strings.Contains(got.Why, "; remembered from a probe of ") {
-				t.Errorf("another process: %d probes, %+v; want none more, remembered", p.calls, got)
+			if len(p.probed) != 1 || got.Name != tc.accel || !strings.Contains(got.Why, "; remembered from a probe of ") {
+				t.Errorf("another process: %d probes, %+v; want none more, remembered", len(p.probed), got)
 			}
 
 			// Each input of the key probes again when it changes.
-			calls := p.calls
+			calls := len(p.probed)
 			for what, r := range map[string]*run{
 				"the kernel": accelRun(t, cache, bin, "bbbb", ""),
 				"QEMU":       accelRun(t, cache, fakeQEMUBin(t, "QEMU emulator version 10.0.0", "exit 0\n"), "aaaa", ""),
 			} {
-				if choose(t, p.runner(), r); p.calls != calls+1 {
-					t.Errorf("%s changed: %d probes, want one more", what, p.calls-calls)
+				if choose(t, p.runner(), r); len(p.probed) != calls+1 {
+					t.Errorf("%s changed: %d probes, want one more", what, len(p.probed)-calls)
 				}
-				calls = p.calls
+				calls = len(p.probed)
 			}
 			for what, edit := range map[string]func(*kvmInputs){
 				"the host's kernel": func(in *kvmInputs) { in.HostKernel = "6.2.0-test" },
@@ -198,8 +197,8 @@ func TestKVMAnswerRememberedAcrossProcesses(t *testing.T) {
 			} {
 				q := &fakeProber{err: tc.err, host: testHost}
 				edit(&q.host)
-				if choose(t, q.runner(), accelRun(t, cache, bin, "aaaa", "")); q.calls != 1 {
-					t.Errorf("%s changed: %d probes, want one", what, q.calls)
+				if choose(t, q.runner(), accelRun(t, cache, bin, "aaaa", "")); len(q.probed) != 1 {
+					t.Errorf("%s changed: %d probes, want one", what, len(q.probed))
 				}
 			}
 
@@ -209,8 +208,8 @@ func TestKVMAnswerRememberedAcrossProcesses(t *testing.T) {
 					t.Fatal(err)
 				}
 				q := &fakeProber{err: tc.err, host: testHost}
-				if got := choose(t, q.runner(), accelRun(t, cache, bin, "aaaa", "")); q.calls != 1 || got.Name != tc.accel {
-					t.Errorf("file %q: %d probes, %+v; want one, %s", bad, q.calls, got, tc.accel)
+				if got := choose(t, q.runner(), accelRun(t, cache, bin, "aaaa", "")); len(q.probed) != 1 || got.Name != tc.accel {
+					t.Errorf("file %q: %d probes, %+v; want one, %s", bad, len(q.probed), got, tc.accel)
 				}
 			}
 			if data, _ := os.ReadFile(files[0]); !bytes.Contains(data, []byte(`"kernel_sha256": "aaaa"`)) {
@@ -226,21 +225,21 @@ func TestKVMAnswerAndACCEL(t *testing.T) {
 	cache := t.TempDir()
 	bin := fakeQEMUBin(t, "QEMU emulator version 9.9.9", "exit 0\n")
 	p := &fakeProber{err: errors.New("the kernel did not end its boot within 10s"), host: testHost}
-	if got := choose(t, p.runner(), accelRun(t, cache, bin, "aaaa", "tcg")); p.calls != 0 || got.Why != "ACCEL=tcg" {
-		t.Errorf("ACCEL=tcg: %d probes, %+v", p.calls, got)
+	if got := choose(t, p.runner(), accelRun(t, cache, bin, "aaaa", "tcg")); len(p.probed) != 0 || got.Why != "ACCEL=tcg" {
+		t.Errorf("ACCEL=tcg: %d probes, %+v", len(p.probed), got)
 	}
 	if files, _ := filepath.Glob(filepath.Join(cache, "kvm-probe", "*")); len(files) != 0 {
 		t.Errorf("ACCEL=tcg kept %v", files)
 	}
 	choose(t, p.runner(), accelRun(t, cache, bin, "aaaa", "")) // a "no" kept
 	err := accelRun(t, cache, bin, "aaaa", "kvm").chooseAccel(p.runner())
-	if p.calls != 2 || err == nil || !strings.Contains(err.Error(), "ACCEL=kvm: no usable /dev/kvm: the kernel did not end its boot") {
-		t.Errorf("ACCEL=kvm over a remembered no: %d probes, %v; want a fresh probe and a refusal", p.calls, err)
+	if len(p.probed) != 2 || err == nil || !strings.Contains(err.Error(), "ACCEL=kvm: no usable /dev/kvm: the kernel did not end its boot") {
+		t.Errorf("ACCEL=kvm over a remembered no: %d probes, %v; want a fresh probe and a refusal", len(p.probed), err)
 	}
 	p.err = nil
 	choose(t, p.runner(), accelRun(t, cache, bin, "aaaa", "kvm")) // a yes kept
-	if got := choose(t, p.runner(), accelRun(t, cache, bin, "aaaa", "kvm")); p.calls != 3 || got.Name != "kvm" || !strings.Contains(got.Why, "remembered") {
-		t.Errorf("ACCEL=kvm over a remembered yes: %d probes, %+v; want no more and remembered", p.calls, got)
+	if got := choose(t, p.runner(), accelRun(t, cache, bin, "aaaa", "kvm")); len(p.probed) != 3 || got.Name != "kvm" || !strings.Contains(got.Why, "remembered") {
+		t.Errorf("ACCEL=kvm over a remembered yes: %d probes, %+v; want no more and remembered", len(p.probed), got)
 	}
 }
 
@@ -256,8 +255,8 @@ func TestKVMAnswerNotKept(t *testing.T) {
 			t.Errorf("undecided: %+v", got)
 		}
 	}
-	if files, _ := filepath.Glob(filepath.Join(cache, "kvm-probe", "*.json")); p.calls != 2 || len(files) != 0 {
-		t.Errorf("undecided: %d probes, kept %v; want 2 probes, nothing kept", p.calls, files)
+	if files, _ := filepath.Glob(filepath.Join(cache, "kvm-probe", "*.json")); len(p.probed) != 2 || len(files) != 0 {
+		t.Errorf("undecided: %d probes, kept %v; want 2 probes, nothing kept", len(p.probed), files)
 	}
 
 	notAdir := filepath.Join(t.TempDir(), "file")
@@ -295,8 +294,8 @@ func TestWrongRememberedKVM(t *testing.T) {
 	p := &fakeProber{host: testHost}
 	rn := p.runner()
 	r := bootRun(t, rn, cache, bin) // probes: a fresh yes
-	if p.calls != 1 || r.m.Accel.Name != "kvm" || r.kvmRemembered != nil {
-		t.Fatalf("fresh probe: %d probes, %+v", p.calls, r.m.Accel)
+	if len(p.probed) != 1 || r.m.Accel.Name != "kvm" || r.kvmRemembered != nil {
+		t.Fatalf("fresh probe: %d probes, %+v", len(p.probed), r.m.Accel)
 	}
 	err := r.bootAll(context.Background(), r.o.plans())
 	t.Logf("fresh: %v", err)
@@ -309,8 +308,8 @@ func TestWrongRememberedKVM(t *testing.T) {
 			rn = p.runner()
 		}
 		r = bootRun(t, rn, cache, bin)
-		if p.calls != 1 || r.kvmRemembered == nil {
-			t.Fatalf("%s: %d probes, remembered %v; want the answer remembered", proc, p.calls, r.kvmRemembered)
+		if len(p.probed) != 1 || r.kvmRemembered == nil {
+			t.Fatalf("%s: %d probes, remembered %v; want the answer remembered", proc, len(p.probed), r.kvmRemembered)
 		}
 		err = r.bootAll(context.Background(), r.o.plans())
 		t.Logf("%s: %v", proc, err)
@@ -327,10 +326,10 @@ func TestWrongRememberedKVM(t *testing.T) {
 		}
 		// The next run probes again (and here is told yes again).
 		bootRun(t, rn, cache, bin)
-		if p.calls != 2 {
-			t.Errorf("%s: the run after: %d probes, want one more", proc, p.calls-1)
+		if len(p.probed) != 2 {
+			t.Errorf("%s: the run after: %d probes, want one more", proc, len(p.probed)-1)
 		}
-		p.calls = 1
+		p.probed = p.probed[:1]
 	}
 }
 
