@@ -29,6 +29,7 @@ func fakeTraceFS(t *testing.T) *TraceFS {
 		"trace":                "# tracer: nop\n",
 		"current_tracer":       "nop\n",
 		"tracing_on":           "1\n",
+		"trace_clock":          "[local] global counter uptime\n",
 		"buffer_size_kb":       "7 (expanded: 1408)\n",
 		"options/stacktrace":   "0\n",
 		"options/sym-offset":   "1\n",
@@ -89,9 +90,10 @@ func TestRestorePutsBackEverything(t *testing.T) {
 	tfs.Write("buffer_size_kb", "64")
 	tfs.Write("set_event", "sched:sched_switch\n")
 	tfs.Write("set_ftrace_filter", "schedule\n")
+	tfs.Write("trace_clock", "counter")
 	os.Mkdir(tfs.Path("instances/ours"), 0o755)
-	if d := snap.Drift(); len(d) != 6 {
-		t.Fatalf("Drift() before restore = %q, want 6 differences", d)
+	if d := snap.Drift(); len(d) != 7 {
+		t.Fatalf("Drift() before restore = %q, want 7 differences", d)
 	}
 	if err := snap.Restore(); err != nil {
 		t.Fatalf("Restore() = %v", err)
@@ -101,6 +103,9 @@ func TestRestorePutsBackEverything(t *testing.T) {
 	}
 	if !tfs.Exists("instances/theirs") || tfs.Exists("instances/ours") {
 		t.Fatalf("Restore() must remove only the instances made after Save()")
+	}
+	if got, _ := tfs.ReadTrimmed("trace_clock"); got != "local" {
+		t.Fatalf("trace_clock = %q, want local written back", got)
 	}
 	if got, _ := tfs.ReadTrimmed("buffer_size_kb"); got != "1408" {
 		t.Fatalf("buffer_size_kb = %q, want the expanded size 1408", got)

@@ -42,6 +42,7 @@ var invariants struct {
 	mu          sync.Mutex
 	checkpoints int
 	spent       time.Duration // reading and judging, for the oracle's cost
+	idsHeld     int           // ids held to the stacks their twin recorded
 	broken      []violation   // of requirements other than the spec's own
 	// carried are the requirements broken at the last checkpoint that
 	// judged them, each with the cause a report already names: the
@@ -151,11 +152,12 @@ func (c *Checkpoint) Done() {
 	}
 }
 
-// Checkpoints is how many checkpoints the run made, and the time they took.
-func Checkpoints() (int, time.Duration) {
+// Checkpoints is how many checkpoints the run made, the time they took,
+// and how many ids they and the specs held to their twins' stacks.
+func Checkpoints() (n int, spent time.Duration, idsHeld int) {
 	invariants.mu.Lock()
 	defer invariants.mu.Unlock()
-	return invariants.checkpoints, invariants.spent
+	return invariants.checkpoints, invariants.spent, invariants.idsHeld
 }
 
 // Violations are the always-true clauses the run's checkpoints found

@@ -29,6 +29,9 @@ func LoadKallsyms() *Kallsyms {
 	return parseKallsyms(string(data))
 }
 
+// ParseKallsyms is LoadKallsyms for a listing already read.
+func ParseKallsyms(text string) *Kallsyms { return parseKallsyms(text) }
+
 // parseKallsyms reads "address type name[\t[module]]" lines. The names are
 // cut out of the text, not split into fields: under emulation, splitting
 // a kernel's 40,000 lines takes a fifth of a second.

@@ -178,8 +178,8 @@ var _ = ReportAfterSuite("live reports", func(r Report) {
 	r = withInvariants(r)
 	s := summarize(r)
 	summary = &s
-	if n, spent := Checkpoints(); n > 0 {
-		fmt.Printf("checkpoints: %d judged the always-true clauses in %.1fs\n", n, spent.Seconds())
+	if n, spent, held := Checkpoints(); n > 0 {
+		fmt.Printf("checkpoints: %d judged the always-true clauses in %.1fs; %d ids held to the stack their twin recorded\n", n, spent.Seconds(), held)
 	}
 	if caseLines {
 		// The results of broken invariants end no spec: their case lines

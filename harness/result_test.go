@@ -180,7 +180,7 @@ func TestResultClasses(t *testing.T) {
 // found broken outside its own specs, named <boot>.<ID>.invariants, and
 // the run fails; a run that broke nothing is left as it was.
 func TestInvariantResults(t *testing.T) {
-	if n, _ := Checkpoints(); n == 0 {
+	if n, _, _ := Checkpoints(); n == 0 {
 		t.Skip("needs TestResultClasses's checkpoints first")
 	}
 	// One per requirement, in ID order: SM-STAT-03's found by a reader,

@@ -18,6 +18,7 @@ type Snapshot struct {
 	mu        sync.Mutex // one Restore at a time
 	tfs       *TraceFS
 	values    map[string]string // node -> content, for single-value nodes
+	clock     string            // trace_clock's clock in use, "" without the file
 	options   map[string]string // options/<name> -> "0" or "1"
 	events    []string          // lines of set_event
 	filter    []string          // lines of set_ftrace_filter, nil when unfiltered
@@ -39,6 +40,13 @@ func (t *TraceFS) Save() (*Snapshot, error) {
 			return nil, fmt.Errorf("save %s: %w", n, err)
 		}
 		s.values[n] = v
+	}
+	if t.Exists("trace_clock") {
+		clocks, err := t.Read("trace_clock")
+		if err != nil {
+			return nil, fmt.Errorf("save trace_clock: %w", err)
+		}
+		s.clock = ClockInUse(clocks)
 	}
 	opts, err := os.ReadDir(t.Path("options"))
 	if err != nil {
@@ -134,6 +142,9 @@ func (s *Snapshot) Restore() error {
 	if now, _ := t.ReadTrimmed("current_tracer"); now != s.values["current_tracer"] {
 		try(t.Write("current_tracer", s.values["current_tracer"]))
 	}
+	if now, err := t.Read("trace_clock"); err == nil && ClockInUse(now) != s.clock {
+		try(t.Write("trace_clock", s.clock))
+	}
 	for name, want := range s.options {
 		if now, err := t.ReadTrimmed("options/" + name); err == nil && now != want {
 			try(t.Write("options/"+name, want))
@@ -189,6 +200,7 @@ func (s *Snapshot) Drift() []string {
 			differ(n, now.values[n], s.values[n])
 		}
 	}
+	differ("trace_clock", now.clock, s.clock)
 	for name, want := range s.options {
 		differ("options/"+name, now.options[name], want)
 	}

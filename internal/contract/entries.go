@@ -26,6 +26,7 @@ const (
 	LabelStress    = "stress"     // the hot path under load (make stress)
 	LabelTorture   = "torture"    // the operating model for minutes to hours (make torture)
 	LabelFullMap   = "full-map"   // the smallest map, filled past capacity
+	LabelTwoCPUs   = "two-cpus"   // a second CPU to take off line and back
 )
 
 // CaseLabel starts the label that tells apart the specs of one requirement

@@ -12,7 +12,7 @@ import "slices"
 var invariants = []string{
 	"SM-NODE-02.1",
 	"SM-OPT-03.3",
-	"SM-TRACE-01.1", "SM-TRACE-01.2", "SM-TRACE-01.3",
+	"SM-TRACE-01.1", "SM-TRACE-01.2", "SM-TRACE-01.3", "SM-TRACE-01.4",
 	"SM-TEXT-01.1", "SM-TEXT-01.2", "SM-TEXT-02.1",
 	"SM-STAT-01.1", "SM-STAT-01.2", "SM-STAT-01.3",
 	"SM-STAT-02.1", "SM-STAT-02.2", "SM-STAT-02.3",

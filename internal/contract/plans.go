@@ -40,6 +40,8 @@ var plans = []BootPlan{
 	// The smallest map, on one CPU, filled past its capacity: drops, the
 	// success rate and the exports at capacity, and a reset of a full map.
 	{Name: "full-map", Append: []string{"ftrace_stackmap.bits=10"}, Labels: LabelFullMap},
+	// A second CPU, to take off line and back with the map in use.
+	{Name: "two-cpus", Labels: LabelTwoCPUs, CPUs: 2},
 	// The hot path under load, on two CPUs, with the smallest map so that
 	// it fills and the full-stack fallback runs too: `make stress`.
 	{Name: "stress", Append: []string{"ftrace_stackmap.bits=10"}, Labels: LabelStress, CPUs: 2, OptIn: true},

@@ -32,8 +32,8 @@ var Requirements = indexRequirements([]Requirement{
 	{ID: "SM-OPT-01", Summary: "options/stackmap round-trips and trace_options agrees"},
 	{ID: "SM-OPT-02", Summary: "stackmap follows stacktrace in trace_options", Informational: true},
 	{ID: "SM-OPT-03", Summary: "with a stack source, trace carries <stack_id N>; without, no stacks"},
-	{ID: "SM-OPT-04", Summary: "turning the option off and the tracer to nop keeps the map"},
-	{ID: "SM-TRACE-01", Summary: "every <stack_id N> in trace names a block of stack_map"},
+	{ID: "SM-OPT-04", Summary: "only a reset removes the map: option off, tracer switch, clears, consuming reads, snapshots and CPU hotplug keep it"},
+	{ID: "SM-TRACE-01", Summary: "every <stack_id N> a reader of the buffer shows names the block of the stack captured for its event"},
 	{ID: "SM-TEXT-01", Summary: "stack_map is well-formed blocks in ascending id order"},
 	{ID: "SM-TEXT-02", Summary: "no two stack_map blocks share an id"},
 	{ID: "SM-STAT-01", Summary: "stack_map_stat has the exact keys and format"},
@@ -54,7 +54,7 @@ var Requirements = indexRequirements([]Requirement{
 	{ID: "SM-BOOT-01", Summary: "trace_options=stackmap,stacktrace at boot gives a live map"},
 	{ID: "SM-BOOT-02", Summary: "ftrace_stackmap.bits= sets the capacity, clamped"},
 	{ID: "SM-BOOT-03", Summary: "a bare ftrace_stackmap.bits boots with the default"},
-	{ID: "SM-DEPTH-01", Summary: "a stack deeper than 64 frames is recorded in full, never stored cut (v3: cut and stored)"},
+	{ID: "SM-DEPTH-01", Summary: "a stack deeper than 64 frames is recorded in full, never stored cut (v3: cut and stored); one of 64 is stored"},
 	{ID: "SM-ROBUST-01", Summary: "nodes read during a workload stay well-formed"},
 })
 

@@ -128,6 +128,23 @@ var faults = []Fault{
 	fault("bits_table_size", "SM-STAT-02.2", []string{"bits-12"}, nil),
 	// A fault that keeps the full map a fill waits for from ever showing.
 	fault("full_uncounted", "SM-STAT-03.5", fullMapBoot, nil),
+	// Which stack an id names: a hit that hands back the next stack's id
+	// (a sparse map), or the home slot's after a collision (a full map).
+	fault("id_neighbour", "SM-TRACE-01.4", defaultBoot, nil),
+	fault("id_probe_home", "SM-TRACE-01.4", fullMapBoot, nil),
+	// States users make that no spec made before (AUDIT.md's operations):
+	// the readers of ids, what only a reset may undo, a stack source, a
+	// boundary, a reader across a reset.
+	fault("percpu_ids", "SM-TRACE-01.4", defaultBoot, nil),
+	fault("snapshot_ids", "SM-TRACE-01.1", defaultBoot, nil),
+	fault("pipe_unrefs", "SM-OPT-04.2", defaultBoot, nil),
+	fault("clear_resets_map", "SM-OPT-04.2", defaultBoot, nil),
+	fault("cpu_clear_resets_map", "SM-OPT-04.2", defaultBoot, nil),
+	fault("hotplug_resets_map", "SM-OPT-04.2", []string{"two-cpus"}, nil),
+	fault("trigger_full_stacks", "SM-OPT-03.1", defaultBoot, nil),
+	fault("depth_limit_63", "SM-DEPTH-01.2", defaultBoot, nil),
+	fault("pool_short_one", "SM-STAT-03.4", fullMapBoot, nil),
+	fault("bin_resnap_midway", "SM-BIN-04.1", defaultBoot, nil),
 }
 
 // checkers lists the faults only the kernel's own checkers see: memory
@@ -150,6 +167,8 @@ var variants = []Fault{
 	{Name: "deep_not_dropped", Clause: "SM-STAT-03.1", Variant: true},
 	{Name: "stat_order", Clause: "SM-STAT-01.1", Variant: true},
 	{Name: "stat_tabs", Clause: "SM-STAT-01.1", Variant: true},
+	{Name: "bare_symbols", Clause: "SM-BIN-03.2", Variant: true},
+	{Name: "reset_new_seed", Clause: "SM-TRACE-01.4", Variant: true},
 }
 
 // Variants are every variant switch: a copy.

@@ -30,7 +30,7 @@ func (e *ShapeError) Error() string {
 
 var (
 	// entryRE is a ring-buffer entry's line: "comm-pid [cpu] flags ts: body".
-	entryRE = regexp.MustCompile(`^\s*.+-\d+\s+\[(\d+)\]\s+(\S+)\s+\d+\.\d+:\s(.*)$`)
+	entryRE = regexp.MustCompile(`^\s*.+-\d+\s+\[(\d+)\]\s+(\S+)\s+\d+(?:\.\d+)?:\s(.*)$`)
 	// A well-formed id: decimal, no sign, no leading zero.
 	idLineRE = regexp.MustCompile(`^<stack_id (0|[1-9]\d*)>$`)
 	// Lines the kernel writes between entries.

@@ -23,6 +23,7 @@ func TestCheckTrace(t *testing.T) {
 		{"lost events", event + "CPU:0 [LOST 12 EVENTS]\n" + idLine(4) + event + idLine(4), ""},
 		{"an irq's event between an event and its stack", event + "  sh-1 [000] d.h1.  1.0: irq_handler_entry: irq=1\n" +
 			"  sh-1 [000] d.h1.  1.0: <stack_id 7>\n" + idLine(3), ""},
+		{"the counter clock", "  sh-1 [000] d..1.   41: sched_process_exec: pid=1\n  sh-1 [000] d..1.   42: <stack_id 7>\n", ""},
 		{"two CPUs", event + "  sh-2 [001] d..1.  1.0: <stack_id 7>\n" + idLine(3), ""},
 		{"a negative id", event + "  sh-1 [000] d..1.  1.0: <stack_id -28>\n", OwnerIDLine},
 		{"a hex id", event + "  sh-1 [000] d..1.  1.0: <stack_id 0x1c>\n", OwnerIDLine},

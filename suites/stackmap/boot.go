@@ -59,6 +59,7 @@ var _ = describe("stackmap at boot", Label(contract.LabelNeedsBoot), func() {
 		quiet(tfs)
 		resetMap(tfs)
 		harness.Set(tfs, execEnable, "1")
+		armTwin(tfs, []string{execEvent})
 		traceWorkload(tfs, workloadRuns)
 		checkStackIDsResolve(tfs)
 	})

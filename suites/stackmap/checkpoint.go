@@ -104,8 +104,61 @@ func judge(tfs *harness.TraceFS, ended bool, action string, args ...any) {
 		holdIDs(cp, tr.ids, blocks, st, sizeErr == nil)
 	}
 	if textErr == nil {
-		holdBinary(cp, tfs, blocks)
+		if bin, ok := holdBinary(cp, tfs, blocks); ok && twin != nil {
+			_, err := identity(tr, bin)
+			cp.Hold(harness.Clause("SM-TRACE-01.4", ""), err)
+		}
 	}
+}
+
+// identity holds every id of trace that the running spec's twin recorded
+// too to the stack the twin recorded for that hit (SM-TRACE-01.4). A state
+// judged already (the same trace, twin and records) is not judged again:
+// a full map's trace is megabytes, slow to pair under emulation.
+func identity(tr *analysedTrace, bin fmtx.Bin) (judged int, err error) {
+	hits := twinHits()
+	if tr.hits == nil {
+		tr.hits = fmtx.ParseHits(tr.text)
+	}
+	if c := &lastIdentity; c.trace == tr && c.twinKey == lastTwin.key && lastTwin.key != "" && slices.EqualFunc(c.records, bin.Records, sameRecord) {
+		return c.judged, c.err
+	}
+	judged, err = harness.Identity(tr.hits, hits, bin)
+	lastIdentity = identityResult{tr, lastTwin.key, bin.Records, judged, err}
+	return judged, err
+}
+
+// identityResult is the last state identity judged, and what it found.
+type identityResult struct {
+	trace   *analysedTrace
+	twinKey string
+	records []fmtx.Record
+	judged  int
+	err     error
+}
+
+var lastIdentity identityResult
+
+// sameRecord says whether two records of stack_map_bin are the same.
+func sameRecord(a, b fmtx.Record) bool {
+	return a.ID == b.ID && a.Ref == b.Ref && slices.Equal(a.Addrs, b.Addrs)
+}
+
+// lastTwin is the twin's trace read last, parsed, and what it was made of
+// (traceKey).
+var lastTwin struct {
+	key  string
+	hits []fmtx.Hit
+}
+
+// twinHits reads the twin's trace, or gives back the hits read last when
+// nothing that makes them has changed since.
+func twinHits() []fmtx.Hit {
+	key := traceKey(twin.Inst)
+	if key == "" || key != lastTwin.key {
+		lastTwin.key, lastTwin.hits = key, twin.Hits()
+	}
+	return lastTwin.hits
 }
 
 // shapeClause is the clause a line of trace of no defined shape breaks,
@@ -167,28 +220,31 @@ func holdIDs(cp *harness.Checkpoint, ids []int, blocks []fmtx.Block, st fmtx.Sta
 }
 
 // holdBinary holds stack_map_bin, read just after the text, to its header,
-// its records and the text's blocks.
-func holdBinary(cp *harness.Checkpoint, tfs *harness.TraceFS, blocks []fmtx.Block) {
+// its records and the text's blocks; it returns the records when they
+// could be walked and agree with the text.
+func holdBinary(cp *harness.Checkpoint, tfs *harness.TraceFS, blocks []fmtx.Block) (fmtx.Bin, bool) {
 	data, err := os.ReadFile(tfs.Path(binNode))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		cp.Hold(harness.Clause("SM-NODE-02.1", "stack_map_bin"), err)
-		return
+		return fmtx.Bin{}, false
 	case harness.Errno(err) == unix.ENOMEM:
-		return // allowed at open for a map too large to snapshot
+		return fmtx.Bin{}, false // allowed at open for a map too large to snapshot
 	}
 	harness.Must(err, "reading stack_map_bin at a checkpoint")
 	_, err = fmtx.CheckHeader(data, harness.Profile(), binary.NativeEndian)
 	cp.Hold(harness.Clause("SM-BIN-01.1", "stack_map_bin"), err)
 	if err != nil {
-		return // a header not ours: its records cannot be walked
+		return fmtx.Bin{}, false // a header not ours: its records cannot be walked
 	}
 	bin, err := fmtx.ParseBin(data, binary.NativeEndian)
 	cp.Hold(harness.Clause("SM-BIN-02.1", "stack_map_bin"), err)
 	if err != nil {
-		return
+		return fmtx.Bin{}, false
 	}
-	cp.Hold(harness.Clause("SM-BIN-03.1", "stack_map_bin against stack_map"), agree(bin, blocks))
+	err = agree(bin, blocks)
+	cp.Hold(harness.Clause("SM-BIN-03.1", "stack_map_bin against stack_map"), err)
+	return bin, err == nil
 }
 
 // agree says how the binary's records differ from the text's blocks, or
@@ -218,6 +274,7 @@ type analysedTrace struct {
 	text   string
 	shapes []*fmtx.ShapeError
 	ids    []int
+	hits   []fmtx.Hit // its events with their stacks, once identity needs them
 }
 
 // lastTrace is the text of trace read last, what it was read from, and

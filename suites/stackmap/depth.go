@@ -4,6 +4,7 @@ package stackmap
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -15,7 +16,7 @@ import (
 )
 
 var _ = describe("deep stacks", func() {
-	harness.ReqIt("SM-DEPTH-01", "records a stack deeper than 64 frames in full, never cut and stored (v3: cut to 64 and stored)", func() {
+	harness.ReqIt("SM-DEPTH-01", "records a stack deeper than 64 frames in full, never cut and stored (v3: cut to 64 and stored)", harness.Case("deep"), func() {
 		tfs := harness.Root()
 		quiet(tfs)
 		harness.SetUpDeepChain(tfs)
@@ -50,7 +51,102 @@ var _ = describe("deep stacks", func() {
 			"a %d-frame stack was not recorded in full with stackmap on (deepest <stack trace> %d frames; %d blocks of depth %d in stack_map: stored cut?)",
 			depth, got.Deepest(), cut, fmtx.MaxDepth))
 	})
+
+	harness.ReqIt("SM-DEPTH-01", "stores a stack of exactly 64 frames as an id", harness.Case("boundary"), func() {
+		tfs := harness.Root()
+		quiet(tfs)
+		harness.Require(tfs, harness.Tracer("function"), harness.Node("set_ftrace_filter"))
+		harness.SetUpDeepChain(tfs)
+		sender := harness.NewDeepSender()
+		deepest := harness.DeepChainEvents[len(harness.DeepChainEvents)-1]
+
+		By("finding the functions on the deep stack's path, stackmap off")
+		harness.Set(tfs, optionNode, "0")
+		harness.Set(tfs, "options/stacktrace", "1")
+		harness.Set(tfs, "events/synthetic/"+deepest+"/enable", "1")
+		functions := deepPath(deepTrace(tfs, sender, deepest))
+		harness.Must(tfs.Write("events/synthetic/"+deepest+"/enable", "0"), "disabling %s", deepest)
+		harness.Must(tfs.Write("options/stacktrace", "0"), "turning stacktrace off")
+
+		By(fmt.Sprintf("tracing the %d functions of that path with a stack each, stackmap on", len(functions)))
+		DeferCleanup(tfs.Write, "set_ftrace_filter", "")
+		traced := 0
+		for _, f := range functions {
+			if tfs.Append("set_ftrace_filter", f) == nil { // notrace and inlined ones are refused
+				traced++
+			}
+		}
+		if traced == 0 {
+			harness.Unsupported("none of the deep path's %d functions can be traced", len(functions))
+		}
+		harness.Set(tfs, "current_tracer", "function")
+		harness.Set(tfs, funcStacks, "1")
+		harness.Set(tfs, optionNode, "1")
+		resetMap(tfs)
+		harness.Must(tfs.Write("tracing_on", "1"), "turning tracing on")
+		err := sender.Send()
+		harness.Must(tfs.Write("tracing_on", "0"), "turning tracing off")
+		harness.Must(err, "sendfile() through the stacked devices")
+		stacks := fmtx.ParseTrace(readTrace(tfs))
+		depths := fmtx.IDs(readBlocks(tfs))
+		stored, full := 0, 0
+		for _, s := range stacks.Order {
+			switch {
+			case s.ID >= 0 && depths[s.ID].Depth == fmtx.MaxDepth:
+				stored++
+			case s.ID < 0 && s.Depth == fmtx.MaxDepth:
+				full++
+			}
+		}
+		st := readStat(tfs)
+		Expect(full).To(BeZero(), harness.Clause("SM-DEPTH-01.2", "%d stacks of exactly %d frames were recorded in full, %d stored, the map holding %d of %d",
+			full, fmtx.MaxDepth, stored, st.Entries, st.Capacity))
+		if stored == 0 {
+			harness.Unsupported("the deep path's %d traced functions gave no stack of exactly %d frames (deepest %d)", traced, fmtx.MaxDepth, max(stacks.Deepest(), deepestBlock(depths)))
+		}
+	})
 })
+
+// deepPath is the functions of the deepest <stack trace> of trace: their
+// names, without offsets, each once.
+func deepPath(t string) []string {
+	var deepest, cur []string
+	for _, line := range strings.Split(t, "\n") {
+		if f, ok := strings.CutPrefix(line, " => "); ok {
+			name, _, _ := strings.Cut(f, "+")
+			name, _, _ = strings.Cut(name, " ")
+			if name != "[FTRACE" && !slices.Contains(cur, name) {
+				cur = append(cur, name)
+			}
+			continue
+		}
+		if len(cur) > len(deepest) {
+			deepest = cur
+		}
+		cur = nil
+	}
+	if len(cur) > len(deepest) {
+		deepest = cur
+	}
+	return deepest
+}
+
+// deepestBlock is the depth of the deepest block of the map.
+func deepestBlock(blocks map[int]fmtx.Block) int {
+	d := 0
+	for _, b := range blocks {
+		d = max(d, b.Depth)
+	}
+	return d
+}
+
+// deepTrace sends one datagram through the deep device stack with
+// tracing on and returns trace's text; the deepest event of the chain must
+// have fired.
+func deepTrace(tfs *harness.TraceFS, sender *harness.DeepSender, event string) string {
+	traceDeep(tfs, sender, event)
+	return readTrace(tfs)
+}
 
 // traceDeep sends one datagram through the deep device stack with tracing
 // on and returns what trace says about stacks. The deepest event of the

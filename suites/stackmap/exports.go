@@ -13,23 +13,13 @@ import (
 )
 
 var _ = describe("the text export and the statistics", func() {
-	harness.ReqIt("SM-TRACE-01", "names in every <stack_id N> of trace a block of stack_map, with N below table_size", func() {
+	harness.ReqIt("SM-TRACE-01", "names in every <stack_id N> of trace a block of stack_map, with N below table_size, and the stack captured for that event", harness.Case("trace"), func() {
 		tfs := harness.Root()
 		armRecording(tfs)
 		traceWorkload(tfs, workloadRuns)
-		trace, shape := readTraceOf(tfs, fmtx.OwnerIDLine)
-		harness.FailOn(shape, harness.Clause("SM-TRACE-01.3", ""))
-		ids := fmtx.ParseTrace(trace).IDs
-		if len(ids) == 0 {
-			harness.Prerequisite("SM-OPT-03", fmt.Errorf("no line of trace ends in <stack_id N> after %d stack-traced sched_process_exec events with stackmap on", workloadRuns))
-		}
-		blocks := fmtx.IDs(readBlocks(tfs))
-		st := readStat(tfs)
-		harness.Prerequisite("SM-STAT-02", st.CheckCapacity())
-		for _, id := range ids {
-			Expect(blocks).To(HaveKey(id), harness.Clause("SM-TRACE-01.1", "trace has <stack_id %d>, stack_map has no block %d", id, id))
-			Expect(int64(id)).To(BeNumerically("<", st.TableSize), harness.Clause("SM-TRACE-01.2", "<stack_id %d> is not below table_size %d", id, st.TableSize))
-		}
+		trace, err := tfs.Read("trace")
+		harness.Must(err, "reading trace")
+		judgeReader(tfs, "trace", trace, false)
 	})
 
 	harness.ReqIt("SM-TEXT-01", "reads as well-formed blocks in ascending id order, and empty when the map is", func() {

@@ -142,10 +142,14 @@ func fillMap(tfs *harness.TraceFS) *fill {
 	}
 	harness.Set(tfs, "current_tracer", "function")
 	harness.Set(tfs, funcStacks, "1")
+	armFunctionTwin(tfs)
 
 	By(fmt.Sprintf("filling the map of %d stacks with the function tracer", f.capacity))
 	// Turning tracing on under the function tracer clears the buffer: trace
 	// holds this session alone.
+	if twin != nil {
+		twin.On()
+	}
 	harness.Must(tfs.Write("tracing_on", "1"), "turning tracing on")
 	deadline, after, still := time.Now().Add(fillBudget), -1, 0
 	var err error
@@ -179,6 +183,9 @@ func fillMap(tfs *harness.TraceFS) *fill {
 		f.rateSteps = moveRate(tfs)
 	}
 	harness.Must(tfs.Write("tracing_on", "0"), "turning tracing off")
+	if twin != nil {
+		twin.Off()
+	}
 	harness.Must(err, "running the workload")
 	// Everything is read before the tracer changes: that clears trace.
 
@@ -199,6 +206,18 @@ func fillMap(tfs *harness.TraceFS) *fill {
 
 // funcStacks records a stack with each function the function tracer traces.
 const funcStacks = "options/func_stack_trace"
+
+// twinFunctions are the functions of stressFunctions the full map's twin
+// records too: called from many places, so that their ids meet the
+// collisions of a full map, and few enough calls that the twin does not
+// double the fill's time.
+var twinFunctions = []string{"schedule", "do_filp_open", "vfs_*"}
+
+// armFunctionTwin gives a fill under the function tracer its twin
+// (armTwin), recording twinFunctions with their stacks.
+func armFunctionTwin(tfs *harness.TraceFS) {
+	useTwin(harness.ArmFunctionTwin(tfs, twinFunctions))
+}
 
 // maxRateSteps bound moveRate's batches; maxRateReads bound one batch. A
 // batch after the first is sized to land in the middle of the next window

@@ -52,11 +52,35 @@ func resetMap(tfs *harness.TraceFS) {
 	harness.Must(tfs.Write("trace", ""), "clearing trace")
 }
 
+// twin is the running spec's ground truth of which stack each id names
+// (harness.Twin), nil when the spec has none.
+var twin *harness.Twin
+
+// armTwin gives the running spec a twin that records events with their
+// full stacks, from now until the spec ends. A kernel that cannot have
+// one (no instances) has its ids held to blocks only, as the note says.
+func armTwin(tfs *harness.TraceFS, events []string) {
+	useTwin(harness.ArmTwin(tfs, events))
+}
+
+// useTwin makes t the running spec's twin.
+func useTwin(t *harness.Twin, err error) {
+	if err != nil {
+		harness.Note("ids held to blocks but not to their stacks: no twin instance (%v)", err)
+		return
+	}
+	twin = t
+	DeferCleanup(func() { twin = nil })
+}
+
 // resetAsSetup resets the map as a step of a spec about what a reset
 // leaves: a refused reset is SM-RESET-02's failure, not this spec's.
 func resetAsSetup(tfs *harness.TraceFS, input string) {
 	if err := tfs.Write(mapNode, input); err != nil {
 		harness.Prerequisite("SM-RESET-02", fmt.Errorf("writing %q to stack_map with tracing off: %w", input, err))
+	}
+	if twin != nil {
+		twin.Clear() // an id is held to the hits since the map's last reset
 	}
 }
 
@@ -69,17 +93,21 @@ func record(tfs *harness.TraceFS, n int) {
 }
 
 // armRecording sets up what record traces with: nop tracer, stackmap on,
-// an empty map, stacktrace and the workload's events on, tracing off.
+// an empty map, stacktrace and the workload's events on, tracing off, and
+// the twin that records the same events with their full stacks.
 func armRecording(tfs *harness.TraceFS) {
 	quiet(tfs)
 	harness.Set(tfs, optionNode, "1")
 	resetMap(tfs)
 	harness.Set(tfs, "options/stacktrace", "1")
+	var events []string
 	for _, e := range stackEvents {
 		if tfs.Exists("events/" + e + "/enable") {
 			harness.Set(tfs, "events/"+e+"/enable", "1")
+			events = append(events, e)
 		}
 	}
+	armTwin(tfs, events)
 }
 
 // requireStackIDs checks that a recorded workload put <stack_id N> lines in

@@ -42,7 +42,7 @@ var _ = describe("the stackmap option", func() {
 		}
 	})
 
-	harness.ReqIt("SM-OPT-03", "puts <stack_id N> in trace with a stack source on, and no stacks without one", func() {
+	harness.ReqIt("SM-OPT-03", "puts <stack_id N> in trace with a stack source on, and no stacks without one", harness.Case("events"), func() {
 		tfs := harness.Root()
 		armRecording(tfs)
 		traceWorkload(tfs, workloadRuns)
@@ -64,7 +64,26 @@ var _ = describe("the stackmap option", func() {
 		Expect(stacks.FullStacks).To(BeZero(), harness.Clause("SM-OPT-03.2", "<stack trace> blocks with no stack source on:\n%s", trace))
 	})
 
-	harness.ReqIt("SM-OPT-04", "keeps the map when the option is turned off and the tracer set back to nop", func() {
+	harness.ReqIt("SM-OPT-03", "puts <stack_id N> in trace for the stacks of a stacktrace trigger", harness.Case("trigger"), func() {
+		tfs := harness.Root()
+		quiet(tfs)
+		trigger := "events/" + execEvent + "/trigger"
+		harness.Require(tfs, harness.Node(trigger))
+		harness.Set(tfs, optionNode, "1")
+		resetMap(tfs)
+		harness.Set(tfs, "options/stacktrace", "0")
+		harness.Must(tfs.Append(trigger, "stacktrace"), "setting a stacktrace trigger on %s", execEvent)
+		DeferCleanup(tfs.Append, trigger, "!stacktrace")
+		harness.Set(tfs, execEnable, "1")
+		useTwin(harness.ArmTriggerTwin(tfs, []string{execEvent}))
+		traceWorkload(tfs, workloadRuns)
+		trace, shape := readTraceOf(tfs, fmtx.OwnerFullStack)
+		harness.FailOn(shape, harness.Clause("SM-OPT-03.3", ""))
+		Expect(fmtx.ParseTrace(trace).IDs).NotTo(BeEmpty(), harness.Clause("SM-OPT-03.1",
+			"a stacktrace trigger on %s, stackmap on: no line ends in <stack_id N> after %d runs:\n%s", execEvent, workloadRuns, trace))
+	})
+
+	harness.ReqIt("SM-OPT-04", "keeps the map when the option is turned off and the tracer set back to nop", harness.Case("switch"), func() {
 		tfs := harness.Root()
 		armRecording(tfs)
 		underFunctionTracer(tfs)

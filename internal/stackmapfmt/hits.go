@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+package stackmapfmt
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// A Hit is one event of trace with the stack entry recorded for it: an
+// id, a full stack, or neither.
+type Hit struct {
+	CPU   int
+	Stamp uint64 // the timestamp: a counter clock's value, or microseconds
+	// Key is the event as any buffer that recorded this hit prints it: its
+	// pid and its own text, without timestamp, flags or symbol addresses.
+	Key   string
+	ID    int     // its <stack_id N>, or -1
+	Stack []Frame // its full stack; nil when it has none
+	Line  int     // 1-based line of the event in trace
+}
+
+// A Frame is one " => " line of a full stack: the text, and the address
+// when the sym-addr option printed it.
+type Frame struct {
+	Text    string
+	Addr    uint64
+	HasAddr bool
+}
+
+var (
+	// hitRE is a ring-buffer entry's line: "comm-pid [cpu] flags ts: body";
+	// ts is seconds.microseconds, or a plain count under the counter clock.
+	hitRE = regexp.MustCompile(`^\s*.+-(\d+)\s+\[(\d+)\]\s+(\S+)\s+(\d+)(?:\.(\d+))?:\s(.*)$`)
+	// symAddrRE is an address the sym-addr option adds after a symbol.
+	symAddrRE = regexp.MustCompile(` <([0-9a-f]{8,16})>`)
+)
+
+// ParseHits reads trace's text into its events, each with the stack entry
+// that follows it on its CPU. Stack entries whose event the buffer lost
+// are left out.
+func ParseHits(text string) []Hit {
+	var hits []Hit
+	last := map[int]int{} // CPU -> index in hits of its last event
+	var stack *Hit        // the hit whose <stack trace> frames follow
+	for i, line := range strings.Split(text, "\n") {
+		line = strings.TrimRight(line, " \r")
+		if f, ok := strings.CutPrefix(line, " => "); ok {
+			if stack != nil {
+				stack.Stack = append(stack.Stack, parseFrame(f))
+			}
+			continue
+		}
+		stack = nil
+		m := hitRE.FindStringSubmatch(line)
+		if m == nil {
+			if strings.HasPrefix(strings.TrimSpace(line), "CPU:") {
+				clear(last) // events were lost: a stack may have lost its event
+			}
+			continue
+		}
+		cpu, body := atoi(m[2]), m[6]
+		at, isEvent := last[cpu]
+		switch {
+		case strings.HasPrefix(body, "<stack_id "):
+			id, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(body, "<stack_id "), ">"))
+			if isEvent && err == nil {
+				hits[at].ID = id
+			}
+			delete(last, cpu)
+		case body == "<stack trace>":
+			if isEvent {
+				hits[at].Stack = []Frame{}
+				stack = &hits[at]
+			}
+			delete(last, cpu)
+		default:
+			hits = append(hits, Hit{CPU: cpu, Stamp: stamp(m[4], m[5]), Key: m[1] + " " + symAddrRE.ReplaceAllString(body, ""), ID: -1, Line: i + 1})
+			last[cpu] = len(hits) - 1
+			// hits may move as it grows: stack points into it only until
+			// the next line, which is no event.
+		}
+	}
+	return hits
+}
+
+// stamp is a timestamp as one number: microseconds, or a counter's value.
+func stamp(whole, frac string) uint64 {
+	w, _ := strconv.ParseUint(whole, 10, 64)
+	if frac == "" {
+		return w
+	}
+	f, _ := strconv.ParseUint((frac + "000000")[:6], 10, 64)
+	return w*1_000_000 + f
+}
+
+// parseFrame reads a frame's text and the address sym-addr printed.
+func parseFrame(text string) Frame {
+	f := Frame{Text: text}
+	if m := symAddrRE.FindStringSubmatchIndex(text); m != nil && m[1] == len(text) {
+		f.Addr, _ = strconv.ParseUint(text[m[2]:m[3]], 16, 64)
+		f.HasAddr = true
+		f.Text = text[:m[0]]
+	}
+	return f
+}
+
+// A HitPair is one hit as two buffers recorded it: the one under test and
+// its twin, which recorded the same events with the full stack.
+type HitPair struct{ Top, Twin Hit }
+
+// PairHits pairs the hits of two buffers that recorded the same events
+// with a clock they share (the counter clock, whose values are one global
+// sequence). Each hit of a tracepoint or function reaches both buffers
+// one right after the other on its CPU, in an order that is the same for
+// the whole recording: which one first is found from the data, as the
+// order that puts more pairs side by side. Within that order, a hit pairs
+// with the nearest unpaired hit of the same key before it (a hit nested
+// between the two, an interrupt's, pairs first). Hits that only one
+// buffer recorded (it was on a little longer, or lost events) are left
+// out.
+func PairHits(top, twin []Hit) []HitPair {
+	best, bestNext := []HitPair(nil), -1
+	for _, topFirst := range []bool{true, false} {
+		pairs, next := pairInOrder(top, twin, topFirst)
+		if next > bestNext || (next == bestNext && len(pairs) > len(best)) {
+			best, bestNext = pairs, next
+		}
+	}
+	return best
+}
+
+// side is a hit of the merged sequence: which buffer, and its index there.
+type side struct {
+	top bool
+	i   int
+}
+
+// pairInOrder pairs assuming one buffer's record of a hit comes first, and
+// says how many pairs were next to each other in the merged sequence.
+func pairInOrder(top, twin []Hit, topFirst bool) (pairs []HitPair, adjacent int) {
+	byCPU := map[int][]side{}
+	for i, h := range top {
+		byCPU[h.CPU] = append(byCPU[h.CPU], side{true, i})
+	}
+	for i, h := range twin {
+		byCPU[h.CPU] = append(byCPU[h.CPU], side{false, i})
+	}
+	hit := func(s side) Hit {
+		if s.top {
+			return top[s.i]
+		}
+		return twin[s.i]
+	}
+	for _, cpu := range slices.Sorted(maps.Keys(byCPU)) {
+		seq := byCPU[cpu]
+		slices.SortStableFunc(seq, func(a, b side) int { return cmp.Compare(hit(a).Stamp, hit(b).Stamp) })
+		pending := map[string][]int{} // key -> positions in seq of first records not yet paired
+		for pos, s := range seq {
+			h := hit(s)
+			if s.top == topFirst {
+				pending[h.Key] = append(pending[h.Key], pos)
+				continue
+			}
+			waiting := pending[h.Key]
+			if len(waiting) == 0 {
+				continue
+			}
+			first := waiting[len(waiting)-1]
+			pending[h.Key] = waiting[:len(waiting)-1]
+			if first == pos-1 {
+				adjacent++
+			}
+			p := HitPair{Top: hit(seq[first]), Twin: h}
+			if !topFirst {
+				p = HitPair{Top: h, Twin: hit(seq[first])}
+			}
+			pairs = append(pairs, p)
+		}
+	}
+	return pairs, adjacent
+}
+
+// StackOf says how the record of a stack_map_bin differs from the full
+// stack the twin recorded for the same hit, or nil when it is that stack:
+// the same addresses, innermost first, an ftrace trampoline frame
+// standing for the trampoline marker.
+func StackOf(r Record, stack []Frame) error {
+	if len(r.Addrs) != len(stack) {
+		return fmt.Errorf("block %d has %d frames, the event's stack %d", r.ID, len(r.Addrs), len(stack))
+	}
+	for i, f := range stack {
+		switch {
+		case f.Text == "[FTRACE TRAMPOLINE]":
+			if r.Addrs[i] != TrampolineMarker {
+				return fmt.Errorf("frame [%d]: block %d has %#x, the event's stack an ftrace trampoline", i, r.ID, r.Addrs[i])
+			}
+		case !f.HasAddr:
+			return fmt.Errorf("frame [%d] of the event's stack, %q, shows no address to compare", i, f.Text)
+		case f.Addr != r.Addrs[i]:
+			return fmt.Errorf("frame [%d]: block %d has %#x, the event's stack %#x (%s)", i, r.ID, r.Addrs[i], f.Addr, f.Text)
+		}
+	}
+	return nil
+}
+
+// CheckIdentity holds every id of the buffer under test that has a twin
+// to the stack the twin recorded for the same hit: the record of
+// stack_map_bin with that id must be that stack. A stack deeper than the
+// map's limit is held by its first MaxDepth frames, what a map that cuts
+// it would store (whether it may is SM-DEPTH-01's question); an id naming
+// no record is SM-TRACE-01.1's. It returns how many ids were judged and
+// the first that names another stack, with where that stack is instead.
+func CheckIdentity(pairs []HitPair, bin Bin) (judged int, err error) {
+	byID := map[int]Record{}
+	for _, r := range bin.Records {
+		byID[int(r.ID)] = r
+	}
+	for _, p := range pairs {
+		r, ok := byID[p.Top.ID]
+		if p.Top.ID < 0 || p.Twin.Stack == nil || !ok {
+			continue
+		}
+		stack := p.Twin.Stack[:min(len(p.Twin.Stack), MaxDepth)]
+		judged++
+		if e := StackOf(r, stack); e != nil && err == nil {
+			err = fmt.Errorf("trace line %d, %q on CPU %d, has <stack_id %d>, but %v%s", p.Top.Line, p.Top.Key, p.Top.CPU, p.Top.ID, e, holder(bin, stack))
+		}
+	}
+	return judged, err
+}
+
+// holder says which record holds a stack, if one does.
+func holder(bin Bin, stack []Frame) string {
+	for _, r := range bin.Records {
+		if StackOf(r, stack) == nil {
+			return fmt.Sprintf("; the event's stack is block %d", r.ID)
+		}
+	}
+	return "; no block holds the event's stack"
+}
