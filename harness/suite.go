@@ -179,6 +179,10 @@ func Set(t *TraceFS, node, value string) {
 	if err != nil {
 		Unresolved("cannot read %s: %v", node, err)
 	}
+	if strings.HasSuffix(node, "/enable") {
+		// An event with a trigger reads "0*" (soft mode): "0" is its value.
+		old = strings.TrimSuffix(old, "*")
+	}
 	if err := t.Write(node, value); err != nil {
 		Unresolved("cannot write %q to %s: %v", value, node, err)
 	}

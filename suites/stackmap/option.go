@@ -72,9 +72,10 @@ var _ = describe("the stackmap option", func() {
 		harness.Set(tfs, optionNode, "1")
 		resetMap(tfs)
 		harness.Set(tfs, "options/stacktrace", "0")
+		// Enabled first: with a trigger on it, enable reads "0*", no value to write back.
+		harness.Set(tfs, execEnable, "1")
 		harness.Must(tfs.Append(trigger, "stacktrace"), "setting a stacktrace trigger on %s", execEvent)
 		DeferCleanup(tfs.Append, trigger, "!stacktrace")
-		harness.Set(tfs, execEnable, "1")
 		useTwin(harness.ArmTriggerTwin(tfs, []string{execEvent}))
 		traceWorkload(tfs, workloadRuns)
 		trace, shape := readTraceOf(tfs, fmtx.OwnerFullStack)
