@@ -3,6 +3,7 @@
 package harness
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -16,11 +17,11 @@ import (
 
 // A Twin is the ground truth of which stack each id names. Instances have
 // no stackmap (SM-INST-01), so an instance that records the same events
-// with a stack source keeps the full stack of every hit whose stack the
-// top level stores as an id. Both buffers use the counter clock, one
-// global sequence, so the two records of each hit can be paired
-// (fmtx.PairHits); sym-addr gives the twin's frames their addresses, to
-// hold stack_map_bin's records to.
+// with the same stack source keeps the full stack of every hit whose
+// stack the top level stores as an id. Both buffers use the counter
+// clock, one global sequence, so the two records of each hit can be
+// paired (fmtx.PairHits); sym-addr gives the twin's frames their
+// addresses, to hold stack_map_bin's records to.
 type Twin struct {
 	Inst *TraceFS
 	dir  string
@@ -32,51 +33,93 @@ const TwinName = "smct-twin"
 // counterClock is trace_clock's global sequence.
 const counterClock = "counter"
 
-// ArmTwin makes the twin of the running spec for trace events: the
-// instance with events enabled, each with its stack, recording from now
-// until the spec ends; the top level is put on the counter clock too. It
-// returns an error, having changed nothing, when this kernel cannot have
-// one (no instances/, no counter clock).
-func ArmTwin(top *TraceFS, events []string) (*Twin, error) {
-	return armEventTwin(top, events, "options/stacktrace", "1")
+// A TwinSource is what the twin records: trace events, each with its
+// stack from options/stacktrace or from a stacktrace trigger, or the
+// function tracer on some functions, each call with its stack.
+type TwinSource struct {
+	Events    []string
+	Trigger   bool
+	Functions []string
 }
 
-// ArmTriggerTwin is ArmTwin for events whose stacks come from a
-// stacktrace trigger on each.
-func ArmTriggerTwin(top *TraceFS, events []string) (*Twin, error) {
-	return armEventTwin(top, events, "", "")
-}
+// ErrNoTwin marks a kernel that cannot have a twin: no instances/, no
+// counter clock.
+var ErrNoTwin = errors.New("no twin instance")
 
-// armEventTwin makes an event twin whose stack source is node set to
-// value, or a stacktrace trigger on each event when node is "".
-func armEventTwin(top *TraceFS, events []string, node, value string) (*Twin, error) {
-	t, err := newTwin(top)
-	if err != nil {
+// ArmTwin makes the twin of the running spec (OpenTwin), which its end
+// removes. A kernel that cannot have one gives an error Is ErrNoTwin.
+func ArmTwin(top *TraceFS, src TwinSource) (*Twin, error) {
+	t, undo, err := OpenTwin(top, src)
+	DeferCleanup(undo)
+	if errors.Is(err, ErrNoTwin) {
 		return nil, err
 	}
-	if node != "" {
-		Must(t.Inst.Write(node, value), "turning on the twin's %s", node)
-	}
-	for _, e := range events {
-		if node == "" {
-			Must(t.Inst.Append("events/"+e+"/trigger", "stacktrace"), "setting a stacktrace trigger on %s in the twin", e)
-		}
-		Must(t.Inst.Write("events/"+e+"/enable", "1"), "enabling %s in the twin", e)
-	}
-	Must(t.Inst.Write("tracing_on", "1"), "turning the twin's tracing on")
+	Must(err, "making the twin instance %s", TwinName)
 	return t, nil
 }
 
-// ArmFunctionTwin makes the twin of the running spec for the function
-// tracer with func_stack_trace, on the functions given (a few of the top
-// level's: each doubles the cost of its calls). Its tracing is off until
-// On: the function tracer records the suite's own calls as well.
-func ArmFunctionTwin(top *TraceFS, functions []string) (*Twin, error) {
-	t, err := newTwin(top)
-	if err != nil {
-		return nil, err
+// OpenTwin makes the twin for callers outside a spec: the instance, on
+// the counter clock with sym-addr, recording src; the top level is put
+// on the counter clock too. Events record from now on; the function
+// tracer only between On and Off, since it records the suite's own calls
+// too. undo removes the instance and puts the top level's clock back,
+// also after an error.
+func OpenTwin(top *TraceFS, src TwinSource) (t *Twin, undo func(), err error) {
+	var undos []func()
+	undo = func() {
+		for i := len(undos) - 1; i >= 0; i-- {
+			undos[i]()
+		}
 	}
-	Must(t.Inst.Write("tracing_on", "0"), "turning the twin's tracing off")
+	if !top.Exists("instances") {
+		return nil, undo, fmt.Errorf("%w: no instances/", ErrNoTwin)
+	}
+	clocks, err := top.Read("trace_clock")
+	if err != nil || !strings.Contains(" "+strings.NewReplacer("[", "", "]", "").Replace(clocks)+" ", " "+counterClock+" ") {
+		return nil, undo, fmt.Errorf("%w: trace_clock offers no %s clock (%q, %v)", ErrNoTwin, counterClock, strings.TrimSpace(clocks), err)
+	}
+	if err := top.Write("trace_clock", counterClock); err != nil {
+		return nil, undo, err
+	}
+	undos = append(undos, func() { top.Write("trace_clock", ClockInUse(clocks)) })
+	t = &Twin{Inst: top.Instance(TwinName), dir: top.Path("instances/" + TwinName)}
+	removeDir(t.dir) // one an interrupted run left
+	if err := os.Mkdir(t.dir, 0o755); err != nil {
+		return nil, undo, err
+	}
+	undos = append(undos, func() { removeDir(t.dir) })
+	steps := [][2]string{{"trace_clock", counterClock}, {"options/sym-addr", "1"}}
+	switch {
+	case len(src.Functions) > 0:
+		steps = append(steps, [2]string{"tracing_on", "0"})
+	case !src.Trigger:
+		steps = append(steps, [2]string{"options/stacktrace", "1"})
+	}
+	for _, s := range steps {
+		if err := t.Inst.Write(s[0], s[1]); err != nil {
+			return nil, undo, fmt.Errorf("writing %q to the twin's %s: %w", s[1], s[0], err)
+		}
+	}
+	if len(src.Functions) > 0 {
+		return t, undo, t.traceFunctions(src.Functions)
+	}
+	for _, e := range src.Events {
+		if src.Trigger {
+			if err := t.Inst.Append("events/"+e+"/trigger", "stacktrace"); err != nil {
+				return nil, undo, fmt.Errorf("setting a stacktrace trigger on %s in the twin: %w", e, err)
+			}
+		}
+		if err := t.Inst.Write("events/"+e+"/enable", "1"); err != nil {
+			return nil, undo, fmt.Errorf("enabling %s in the twin: %w", e, err)
+		}
+	}
+	return t, undo, t.Inst.Write("tracing_on", "1")
+}
+
+// traceFunctions puts the twin's function tracer on functions, each call
+// with its stack. The stack callback is chosen from func_stack_trace when
+// the tracer starts, which the top level has already set.
+func (t *Twin) traceFunctions(functions []string) error {
 	traced := 0
 	for _, f := range functions {
 		if t.Inst.Append("set_ftrace_filter", f) == nil {
@@ -84,31 +127,12 @@ func ArmFunctionTwin(top *TraceFS, functions []string) (*Twin, error) {
 		}
 	}
 	if traced == 0 {
-		Unresolved("the twin can trace none of %v", functions)
+		return fmt.Errorf("the twin can trace none of %v", functions)
 	}
-	Must(t.Inst.Write("current_tracer", "function"), "setting the twin's function tracer")
-	Must(t.Inst.Write("options/func_stack_trace", "1"), "turning on the twin's func_stack_trace")
-	return t, nil
-}
-
-// newTwin makes the instance, on the counter clock with sym-addr, and the
-// top level's counter clock; the spec's end puts both back.
-func newTwin(top *TraceFS) (*Twin, error) {
-	if !top.Exists("instances") {
-		return nil, fmt.Errorf("no instances/")
+	if err := t.Inst.Write("current_tracer", "function"); err != nil {
+		return fmt.Errorf("setting the twin's function tracer: %w", err)
 	}
-	clocks, err := top.Read("trace_clock")
-	if err != nil || !strings.Contains(" "+strings.NewReplacer("[", "", "]", "").Replace(clocks)+" ", " "+counterClock+" ") {
-		return nil, fmt.Errorf("trace_clock offers no %s clock (%q, %v)", counterClock, strings.TrimSpace(clocks), err)
-	}
-	SetClock(top, counterClock)
-	t := &Twin{Inst: top.Instance(TwinName), dir: top.Path("instances/" + TwinName)}
-	removeDir(t.dir) // one an interrupted run left
-	Must(os.Mkdir(t.dir, 0o755), "making the twin instance %s", TwinName)
-	DeferCleanup(func() { removeDir(t.dir) })
-	Must(t.Inst.Write("trace_clock", counterClock), "putting the twin on the counter clock")
-	Must(t.Inst.Write("options/sym-addr", "1"), "turning on the twin's sym-addr")
-	return t, nil
+	return t.Inst.Write("options/func_stack_trace", "1")
 }
 
 // On turns the twin's tracing on, before the top level's.
@@ -119,13 +143,12 @@ func (t *Twin) Off() { Must(t.Inst.Write("tracing_on", "0"), "turning the twin's
 
 // Clear empties the twin's buffer, as a reset empties the top level's: an
 // id is held only to the hits since the map's last reset.
-func (t *Twin) Clear() { Must(t.Inst.Write("trace", ""), "clearing the twin's trace") }
+func (t *Twin) Clear() error { return t.Inst.Write("trace", "") }
 
 // Hits reads the twin's trace.
-func (t *Twin) Hits() []fmtx.Hit {
+func (t *Twin) Hits() ([]fmtx.Hit, error) {
 	text, err := t.Inst.Read("trace")
-	Must(err, "reading the twin's trace")
-	return fmtx.ParseHits(text)
+	return fmtx.ParseHits(text), err
 }
 
 // Identity holds the ids of the top level's hits to the stacks the twin
@@ -150,20 +173,6 @@ func removeDir(dir string) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-}
-
-// SetClock puts a tracefs root on a trace clock for the running spec; its
-// end puts back the clock in use before. A change of clock empties the
-// buffer.
-func SetClock(t *TraceFS, clock string) {
-	old, err := t.Read("trace_clock")
-	if err != nil {
-		Unresolved("cannot read trace_clock: %v", err)
-	}
-	if err := t.Write("trace_clock", clock); err != nil {
-		Unresolved("cannot write %q to trace_clock: %v", clock, err)
-	}
-	DeferCleanup(t.Write, "trace_clock", ClockInUse(old), Offset(1))
 }
 
 // ClockInUse is the clock trace_clock marks in use ("[local] global ...").

@@ -441,7 +441,7 @@ func (r *Report) selfConsistent(d Dedup) {
 		r.missing("dedup.lookup", what, claimed, "the sample holds no check of the entries against trace")
 		return
 	}
-	measured := fmt.Sprintf("%d entries (%d duplicate ids) against the <stack_id N> of trace", d.Checked, d.DuplicateIDs)
+	measured := fmt.Sprintf("%d entries (%d duplicate ids) against the <stack_id N> of trace, %d ids against the stack captured for their event", d.Checked, d.DuplicateIDs, d.IDsHeld)
 	if d.LostRounds > 0 {
 		measured += fmt.Sprintf("; in %d rounds the ring buffer lost events, so a ref count could only be held to at least what trace shows", d.LostRounds)
 	}

@@ -118,7 +118,10 @@ type Dedup struct {
 	// the rounds whose ring buffer lost events (a ref count may then
 	// exceed what trace shows), and the first inconsistencies found with
 	// how many there were.
-	Checked      int      `json:"checked"`
+	Checked int `json:"checked"`
+	// IDsHeld are the ids of trace held to the stack a twin instance
+	// recorded for the same event (the conformance suite's SM-TRACE-01.4).
+	IDsHeld      int      `json:"ids_held"`
 	LostRounds   int      `json:"lost_rounds"`
 	Inconsistent []string `json:"inconsistent,omitempty"`
 	Faults       int      `json:"faults"`

@@ -33,23 +33,28 @@ type Frame struct {
 	HasAddr bool
 }
 
-var (
-	// hitRE is a ring-buffer entry's line: "comm-pid [cpu] flags ts: body";
-	// ts is seconds.microseconds, or a plain count under the counter clock.
-	hitRE = regexp.MustCompile(`^\s*.+-(\d+)\s+\[(\d+)\]\s+(\S+)\s+(\d+)(?:\.(\d+))?:\s(.*)$`)
-	// symAddrRE is an address the sym-addr option adds after a symbol.
-	symAddrRE = regexp.MustCompile(` <([0-9a-f]{8,16})>`)
-)
+// symAddrRE is an address the sym-addr option adds after a symbol.
+var symAddrRE = regexp.MustCompile(` <([0-9a-f]{8,16})>`)
+
+// withoutAddrs is an event's text without the addresses sym-addr adds.
+func withoutAddrs(body string) string {
+	if !strings.Contains(body, " <") {
+		return body
+	}
+	return symAddrRE.ReplaceAllString(body, "")
+}
 
 // ParseHits reads trace's text into its events, each with the stack entry
 // that follows it on its CPU. Stack entries whose event the buffer lost
 // are left out.
 func ParseHits(text string) []Hit {
-	var hits []Hit
+	hits := make([]Hit, 0, strings.Count(text, ": ")/2)
 	last := map[int]int{} // CPU -> index in hits of its last event
 	var stack *Hit        // the hit whose <stack trace> frames follow
-	for i, line := range strings.Split(text, "\n") {
-		line = strings.TrimRight(line, " \r")
+	i := -1
+	for line := range strings.Lines(text) {
+		i++
+		line = strings.TrimRight(line, " \r\n")
 		if f, ok := strings.CutPrefix(line, " => "); ok {
 			if stack != nil {
 				stack.Stack = append(stack.Stack, parseFrame(f))
@@ -57,14 +62,14 @@ func ParseHits(text string) []Hit {
 			continue
 		}
 		stack = nil
-		m := hitRE.FindStringSubmatch(line)
-		if m == nil {
+		e, ok := cutEntry(line)
+		if !ok {
 			if strings.HasPrefix(strings.TrimSpace(line), "CPU:") {
 				clear(last) // events were lost: a stack may have lost its event
 			}
 			continue
 		}
-		cpu, body := atoi(m[2]), m[6]
+		cpu, body := atoi(e.cpu), e.body
 		at, isEvent := last[cpu]
 		switch {
 		case strings.HasPrefix(body, "<stack_id "):
@@ -80,7 +85,7 @@ func ParseHits(text string) []Hit {
 			}
 			delete(last, cpu)
 		default:
-			hits = append(hits, Hit{CPU: cpu, Stamp: stamp(m[4], m[5]), Key: m[1] + " " + symAddrRE.ReplaceAllString(body, ""), ID: -1, Line: i + 1})
+			hits = append(hits, Hit{CPU: cpu, Stamp: stamp(e.whole, e.frac), Key: e.pid + " " + withoutAddrs(body), ID: -1, Line: i + 1})
 			last[cpu] = len(hits) - 1
 			// hits may move as it grows: stack points into it only until
 			// the next line, which is no event.
@@ -99,15 +104,20 @@ func stamp(whole, frac string) uint64 {
 	return w*1_000_000 + f
 }
 
-// parseFrame reads a frame's text and the address sym-addr printed.
+// parseFrame reads a frame's text and the address sym-addr printed after
+// it, " <ffff...>".
 func parseFrame(text string) Frame {
 	f := Frame{Text: text}
-	if m := symAddrRE.FindStringSubmatchIndex(text); m != nil && m[1] == len(text) {
-		f.Addr, _ = strconv.ParseUint(text[m[2]:m[3]], 16, 64)
-		f.HasAddr = true
-		f.Text = text[:m[0]]
+	i := strings.LastIndex(text, " <")
+	if i < 0 || !strings.HasSuffix(text, ">") {
+		return f
 	}
-	return f
+	hex := text[i+2 : len(text)-1]
+	addr, err := strconv.ParseUint(hex, 16, 64)
+	if err != nil || len(hex) < 8 || strings.ToLower(hex) != hex {
+		return f
+	}
+	return Frame{Text: text[:i], Addr: addr, HasAddr: true}
 }
 
 // A HitPair is one hit as two buffers recorded it: the one under test and

@@ -29,8 +29,6 @@ func (e *ShapeError) Error() string {
 }
 
 var (
-	// entryRE is a ring-buffer entry's line: "comm-pid [cpu] flags ts: body".
-	entryRE = regexp.MustCompile(`^\s*.+-\d+\s+\[(\d+)\]\s+(\S+)\s+\d+(?:\.\d+)?:\s(.*)$`)
 	// A well-formed id: decimal, no sign, no leading zero.
 	idLineRE = regexp.MustCompile(`^<stack_id (0|[1-9]\d*)>$`)
 	// Lines the kernel writes between entries.
@@ -78,12 +76,12 @@ func CheckTrace(text string) []*ShapeError {
 			}
 			continue
 		}
-		m := entryRE.FindStringSubmatch(trimmed)
-		if m == nil {
+		e, ok := cutEntry(trimmed)
+		if !ok {
 			bad(n, trimmed, OwnerFullStack, "a line of no shape trace has")
 			continue
 		}
-		cpu, flags, body := m[1], m[2], m[3]
+		cpu, flags, body := e.cpu, e.flags, e.body
 		isStack := true
 		switch {
 		case strings.HasPrefix(body, "<stack_id"):

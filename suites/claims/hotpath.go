@@ -3,7 +3,9 @@
 package claims
 
 import (
+	"encoding/binary"
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"time"
@@ -95,8 +97,18 @@ func (m *meter) dedup() error {
 		return fmt.Errorf("one CPU: no contention to measure (the claims boot has %d)", cpus)
 	}
 	d := &claims.Dedup{CPUs: cpus}
+	// The twin records each event's full stack: which stack each id
+	// names is held to it, the conformance suite's SM-TRACE-01.4.
+	twin, undo, err := harness.OpenTwin(m.t, harness.TwinSource{Events: []string{slabEvent}})
+	defer undo()
+	if err != nil {
+		return fmt.Errorf("the twin instance, to hold ids to their stacks: %w", err)
+	}
 	for range dedupRound {
 		if err := m.arm(slabEvent, claims.ModeStackmap, m.allCPUs); err != nil {
+			return err
+		}
+		if err := twin.Clear(); err != nil {
 			return err
 		}
 		if err := together(cpus, func() error { return harness.RunWorkload(2) }); err != nil {
@@ -120,7 +132,7 @@ func (m *meter) dedup() error {
 		d.Stacks += stacks
 		d.SplitStacks += split
 		d.DuplicateIDs += extra
-		if err := m.consistent(d, blocks, cpus); err != nil {
+		if err := m.consistent(d, blocks, cpus, twin); err != nil {
 			return err
 		}
 	}
@@ -128,10 +140,11 @@ func (m *meter) dedup() error {
 	return nil
 }
 
-// consistent holds a round's entries to the <stack_id N> of trace: what
-// the series says of a duplicate ("a self-consistent entry with its own
-// stack_id") is checkable of every entry.
-func (m *meter) consistent(d *claims.Dedup, blocks []stackmapfmt.Block, cpus int) error {
+// consistent holds a round's entries to the <stack_id N> of trace, and
+// each id to the stack the twin recorded for its event: what the series
+// says of a duplicate ("a self-consistent entry with its own stack_id")
+// is checkable of every entry.
+func (m *meter) consistent(d *claims.Dedup, blocks []stackmapfmt.Block, cpus int, twin *harness.Twin) error {
 	text, err := m.t.Read("trace")
 	if err != nil {
 		return err
@@ -148,6 +161,24 @@ func (m *meter) consistent(d *claims.Dedup, blocks []stackmapfmt.Block, cpus int
 		d.LostRounds++
 	}
 	problems, n := claims.SelfConsistent(blocks, stackmapfmt.ParseTrace(text).IDs, lost)
+	data, err := os.ReadFile(m.t.Path("stack_map_bin"))
+	if err != nil {
+		return err
+	}
+	bin, err := stackmapfmt.ParseBin(data, binary.NativeEndian)
+	if err != nil {
+		return fmt.Errorf("stack_map_bin: %v", err)
+	}
+	theirs, err := twin.Hits()
+	if err != nil {
+		return err
+	}
+	held, err := harness.Identity(stackmapfmt.ParseHits(text), theirs, bin)
+	d.IDsHeld += held
+	if err != nil {
+		n++
+		problems = append(problems, "an id names another stack: "+err.Error())
+	}
 	d.Checked += len(blocks)
 	d.Faults += n
 	for _, p := range problems {

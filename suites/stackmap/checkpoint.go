@@ -117,6 +117,9 @@ func judge(tfs *harness.TraceFS, ended bool, action string, args ...any) {
 // a full map's trace is megabytes, slow to pair under emulation.
 func identity(tr *analysedTrace, bin fmtx.Bin) (judged int, err error) {
 	hits := twinHits()
+	if twinRecordsIDs(hits) != nil {
+		return 0, nil // no stack to judge by: SM-INST-01's, which its specs judge
+	}
 	if tr.hits == nil {
 		tr.hits = fmtx.ParseHits(tr.text)
 	}
@@ -156,7 +159,9 @@ var lastTwin struct {
 func twinHits() []fmtx.Hit {
 	key := traceKey(twin.Inst)
 	if key == "" || key != lastTwin.key {
-		lastTwin.key, lastTwin.hits = key, twin.Hits()
+		hits, err := twin.Hits()
+		harness.Must(err, "reading the twin's trace")
+		lastTwin.key, lastTwin.hits = key, hits
 	}
 	return lastTwin.hits
 }

@@ -216,7 +216,7 @@ var twinFunctions = []string{"schedule", "do_filp_open", "vfs_*"}
 // armFunctionTwin gives a fill under the function tracer its twin
 // (armTwin), recording twinFunctions with their stacks.
 func armFunctionTwin(tfs *harness.TraceFS) {
-	useTwin(harness.ArmFunctionTwin(tfs, twinFunctions))
+	useTwin(harness.ArmTwin(tfs, harness.TwinSource{Functions: twinFunctions}))
 }
 
 // maxRateSteps bound moveRate's batches; maxRateReads bound one batch. A

@@ -60,7 +60,7 @@ var twin *harness.Twin
 // full stacks, from now until the spec ends. A kernel that cannot have
 // one (no instances) has its ids held to blocks only, as the note says.
 func armTwin(tfs *harness.TraceFS, events []string) {
-	useTwin(harness.ArmTwin(tfs, events))
+	useTwin(harness.ArmTwin(tfs, harness.TwinSource{Events: events}))
 }
 
 // useTwin makes t the running spec's twin.
@@ -80,7 +80,8 @@ func resetAsSetup(tfs *harness.TraceFS, input string) {
 		harness.Prerequisite("SM-RESET-02", fmt.Errorf("writing %q to stack_map with tracing off: %w", input, err))
 	}
 	if twin != nil {
-		twin.Clear() // an id is held to the hits since the map's last reset
+		// An id is held to the hits since the map's last reset.
+		harness.Must(twin.Clear(), "clearing the twin's trace")
 	}
 }
 

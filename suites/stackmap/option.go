@@ -76,7 +76,7 @@ var _ = describe("the stackmap option", func() {
 		harness.Set(tfs, execEnable, "1")
 		harness.Must(tfs.Append(trigger, "stacktrace"), "setting a stacktrace trigger on %s", execEvent)
 		DeferCleanup(tfs.Append, trigger, "!stacktrace")
-		useTwin(harness.ArmTriggerTwin(tfs, []string{execEvent}))
+		useTwin(harness.ArmTwin(tfs, harness.TwinSource{Events: []string{execEvent}, Trigger: true}))
 		traceWorkload(tfs, workloadRuns)
 		trace, shape := readTraceOf(tfs, fmtx.OwnerFullStack)
 		harness.FailOn(shape, harness.Clause("SM-OPT-03.3", ""))
