@@ -3,7 +3,9 @@
 package stackmap
 
 import (
+	"encoding/binary"
 	"fmt"
+	"os"
 	"runtime"
 	"time"
 
@@ -34,6 +36,12 @@ type round struct {
 	statErr   error // stack_map_stat does not parse: SM-STAT-01's
 	blocks    []fmtx.Block
 	blocksErr error // stack_map is not well-formed: SM-TEXT-01's
+	// The round's ids held to the stacks their twin recorded: how many,
+	// and the first that names another stack (SM-TRACE-01.4's); binErr
+	// when stack_map_bin could not be read to hold them (SM-BIN-02's).
+	idsHeld int
+	idErr   error
+	binErr  error
 }
 
 // stressRun is the whole run.
@@ -42,6 +50,7 @@ type stressRun struct {
 	problems            []string // reads under load that were not well-formed
 	bothCPUs            int      // rounds in which more than one CPU recorded
 	ids, drops, fullest int64    // over all rounds
+	twinned             bool     // a twin held the rounds' ids to their stacks
 }
 
 // stress is the boot's run, made by whichever stress spec runs first; a run
@@ -68,17 +77,25 @@ func runStress(ctx SpecContext) *stressRun {
 	harness.Set(tfs, optionNode, "1")
 	harness.Set(tfs, "events/sched/sched_switch/enable", "1")
 	harness.Set(tfs, "events/sched/sched_process_exec/enable", "1")
+	armFunctionTwin(tfs)
 
-	r := &stressRun{}
+	r := &stressRun{twinned: twin != nil}
 	r.problems, _ = harness.ReadUnderLoad(ctx, tfs, runtime.NumCPU()+1, true, allNodes, wellFormed, func(func() int) {
 		deadline := time.Now().Add(stressDuration)
 		for time.Now().Before(deadline) && ctx.Err() == nil {
+			if twin != nil {
+				twin.On()
+			}
 			harness.Must(tfs.Write("tracing_on", "1"), "turning tracing on")
 			time.Sleep(2 * time.Second)
 			harness.Must(tfs.Write("tracing_on", "0"), "turning tracing off")
+			if twin != nil {
+				twin.Off()
+			}
 			var rd round
 			rd.stat, rd.statErr = parseStat(tfs)
 			rd.blocks, rd.blocksErr = parseBlocks(tfs)
+			rd.holdIDs(tfs)
 			r.rounds = append(r.rounds, rd)
 			recording := 0
 			for _, cpu := range harness.CPUStats(tfs) {
@@ -98,6 +115,27 @@ func runStress(ctx SpecContext) *stressRun {
 	AddReportEntry(contract.LabelStress, map[string]any{"resets": len(r.rounds), "ids": r.ids, "drops": r.drops, "fullest": r.fullest,
 		"rounds where more than one CPU recorded": r.bothCPUs})
 	return r
+}
+
+// holdIDs holds the round's ids to the stacks the twin recorded for the
+// same calls, by stack_map_bin's records, when there is a twin.
+func (rd *round) holdIDs(tfs *harness.TraceFS) {
+	if twin == nil {
+		return
+	}
+	text, err := tfs.Read("trace")
+	harness.Must(err, "reading trace")
+	data, err := os.ReadFile(tfs.Path(binNode))
+	var bin fmtx.Bin
+	if err == nil {
+		bin, err = fmtx.ParseBin(data, binary.NativeEndian)
+	}
+	if rd.binErr = err; err != nil {
+		return
+	}
+	hits, err := twin.Hits()
+	harness.Must(err, "reading the twin's trace")
+	rd.idsHeld, rd.idErr = harness.Identity(fmtx.ParseHits(text), hits, bin)
 }
 
 // requireStressed ends a spec whose run put the map under no load worth
@@ -123,6 +161,22 @@ var _ = describe("the stackmap under load", Label(contract.LabelStress), Serial,
 			atRest(harness.Root())
 		}
 		Expect(r.problems).To(BeEmpty(), harness.Clause("SM-ROBUST-01.1", "reading the nodes under load"))
+	}, SpecTimeout(5*time.Minute))
+
+	harness.ReqIt("SM-TRACE-01", "names in every id of every round under load the stack captured for its call", harness.Case("stress"), func(ctx SpecContext) {
+		r := stressed(ctx)
+		if !r.twinned {
+			harness.Unsupported("no twin instance to hold the ids to their stacks")
+		}
+		held := 0
+		for i, rd := range r.rounds {
+			harness.Prerequisite("SM-BIN-02", rd.binErr)
+			harness.FailOn(rd.idErr, harness.Clause("SM-TRACE-01.4", "round %d", i))
+			held += rd.idsHeld
+		}
+		if held == 0 {
+			harness.Unresolved("no id of %d rounds could be paired with the twin instance's record of the same call", len(r.rounds))
+		}
 	}, SpecTimeout(5*time.Minute))
 
 	harness.ReqIt("SM-STAT-01", "gives the success rate its counters make after every round under load", harness.Case("stress"), func(ctx SpecContext) {

@@ -181,6 +181,8 @@ func (t *torture) start(ctx SpecContext) {
 	})
 
 	t.saturate()
+	// The exec events' ids are held to their stacks at every round.
+	armTwin(t.tfs, []string{execEvent})
 	for i := range runtime.NumCPU() {
 		run(t.actor(fmt.Sprintf("workload-%d", i)), t.workload)
 	}
