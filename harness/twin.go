@@ -88,7 +88,9 @@ func OpenTwin(top *TraceFS, src TwinSource) (t *Twin, undo func(), err error) {
 		return nil, undo, err
 	}
 	undos = append(undos, func() { removeDir(t.dir) })
-	steps := [][2]string{{"trace_clock", counterClock}, {"options/sym-addr", "1"}}
+	// Frames with their addresses and offsets: the addresses to hold the
+	// binary export to, the offsets to tell whose fault a difference is.
+	steps := [][2]string{{"trace_clock", counterClock}, {"options/sym-addr", "1"}, {"options/sym-offset", "1"}}
 	switch {
 	case len(src.Functions) > 0:
 		steps = append(steps, [2]string{"tracing_on", "0"})
@@ -153,14 +155,21 @@ func (t *Twin) Hits() ([]fmtx.Hit, error) {
 
 // Identity holds the ids of the top level's hits to the stacks the twin
 // recorded for the same hits (twinHits, read with Hits), by the records
-// of stack_map_bin (fmtx.CheckIdentity), and counts the ids it judged
-// for the run's report.
-func Identity(topHits, twinHits []fmtx.Hit, bin fmtx.Bin) (judged int, err error) {
-	judged, err = fmtx.CheckIdentity(fmtx.PairHits(topHits, twinHits), bin)
+// of stack_map_bin and the blocks of stack_map (fmtx.CheckIdentity), and
+// the ids of function tracer events to the call their own fields name
+// (fmtx.CheckCalls); it counts the ids it judged for the run's report. An
+// error that is a *fmtx.BinError blames the binary export, not the id.
+func Identity(topHits, twinHits []fmtx.Hit, bin fmtx.Bin, blocks []fmtx.Block) (judged int, err error) {
+	judged, err = fmtx.CheckIdentity(fmtx.PairHits(topHits, twinHits), bin, blocks)
+	calls, callErr := fmtx.CheckCalls(topHits, twinHits, blocks)
+	var binErr *fmtx.BinError
+	if err == nil || (callErr != nil && errors.As(err, &binErr)) {
+		err = callErr
+	}
 	invariants.mu.Lock()
-	invariants.idsHeld += judged
+	invariants.idsHeld += judged + calls
 	invariants.mu.Unlock()
-	return judged, err
+	return judged + calls, err
 }
 
 // removeDir removes an instance if it is there. The kernel refuses with

@@ -43,7 +43,7 @@ var kernelCmd = command{
 			}
 			fmt.Fprintf(out.stderr, "%s kernel %s: sha256 %s, inputs %s\n", a.Name, how, res.ImageSHA256, res.Key)
 			if *pin {
-				if err := images.Pin(o.LockFile, *entry, a.Name, res.Key, res.ImageSHA256); err != nil {
+				if err := images.Pin(o.LockFile, *entry, a.Name, res.Key, res.KernelSHA256, res.ImageSHA256); err != nil {
 					return refuseAt(out, "kernel", err)
 				}
 				fmt.Fprintf(out.stderr, "pinned %s/%s in %s\n", *entry, a.Name, o.LockFile)

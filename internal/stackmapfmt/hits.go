@@ -33,15 +33,17 @@ type Frame struct {
 	HasAddr bool
 }
 
-// symAddrRE is an address the sym-addr option adds after a symbol.
-var symAddrRE = regexp.MustCompile(` <([0-9a-f]{8,16})>`)
+// symDetailRE is what the sym-addr and sym-offset options add to a
+// symbol: " <ffff...>" after it, "+0x4/0x140" to it.
+var symDetailRE = regexp.MustCompile(` <[0-9a-f]{8,16}>|\+0x[0-9a-f]+/0x[0-9a-f]+`)
 
-// withoutAddrs is an event's text without the addresses sym-addr adds.
+// withoutAddrs is an event's text as printed without sym-addr and
+// sym-offset: the twin prints its symbols with both.
 func withoutAddrs(body string) string {
-	if !strings.Contains(body, " <") {
+	if !strings.Contains(body, " <") && !strings.Contains(body, "+0x") {
 		return body
 	}
-	return symAddrRE.ReplaceAllString(body, "")
+	return symDetailRE.ReplaceAllString(body, "")
 }
 
 // ParseHits reads trace's text into its events, each with the stack entry
@@ -219,27 +221,143 @@ func StackOf(r Record, stack []Frame) error {
 	return nil
 }
 
+// BinError is an id whose block's text is its event's stack while
+// stack_map_bin's record says otherwise: the binary export disagrees with
+// the text (SM-BIN-03's), the id names the right stack.
+type BinError struct{ Err error }
+
+func (e *BinError) Error() string { return e.Err.Error() }
+
 // CheckIdentity holds every id of the buffer under test that has a twin
 // to the stack the twin recorded for the same hit: the record of
-// stack_map_bin with that id must be that stack. A stack deeper than the
-// map's limit is held by its first MaxDepth frames, what a map that cuts
-// it would store (whether it may is SM-DEPTH-01's question); an id naming
-// no record is SM-TRACE-01.1's. It returns how many ids were judged and
-// the first that names another stack, with where that stack is instead.
-func CheckIdentity(pairs []HitPair, bin Bin) (judged int, err error) {
-	byID := map[int]Record{}
+// stack_map_bin with that id must be that stack, address for address. A
+// record that differs while the block's text in stack_map is the twin's
+// stack (sameText) is the binary export's fault: a *BinError, and the id
+// counts as judged. A stack deeper than the map's limit is held by its
+// first MaxDepth frames, what a map that cuts it would store (whether it
+// may is SM-DEPTH-01's question); an id naming no record is SM-TRACE-01.1's.
+// It returns how many ids were judged and the first that names another
+// stack, with where that stack is instead, else the first *BinError.
+func CheckIdentity(pairs []HitPair, bin Bin, blocks []Block) (judged int, err error) {
+	records, texts := map[int]Record{}, IDs(blocks)
 	for _, r := range bin.Records {
-		byID[int(r.ID)] = r
+		records[int(r.ID)] = r
 	}
+	var binErr error
 	for _, p := range pairs {
-		r, ok := byID[p.Top.ID]
+		r, ok := records[p.Top.ID]
 		if p.Top.ID < 0 || p.Twin.Stack == nil || !ok {
 			continue
 		}
 		stack := p.Twin.Stack[:min(len(p.Twin.Stack), MaxDepth)]
 		judged++
-		if e := StackOf(r, stack); e != nil && err == nil {
+		e := StackOf(r, stack)
+		switch {
+		case e == nil:
+		case sameText(texts[p.Top.ID], stack):
+			if binErr == nil {
+				binErr = &BinError{fmt.Errorf("trace line %d has <stack_id %d>, whose block in stack_map is its event's stack, but stack_map_bin's record: %v", p.Top.Line, p.Top.ID, e)}
+			}
+		case err == nil:
 			err = fmt.Errorf("trace line %d, %q on CPU %d, has <stack_id %d>, but %v%s", p.Top.Line, p.Top.Key, p.Top.CPU, p.Top.ID, e, holder(bin, stack))
+		}
+	}
+	if err == nil {
+		err = binErr
+	}
+	return judged, err
+}
+
+// sameText says whether a block of stack_map prints stack: frame for
+// frame the same symbol, and the same offset where the block prints one.
+func sameText(b Block, stack []Frame) bool {
+	if len(b.Frames) != len(stack) {
+		return false
+	}
+	for i, f := range stack {
+		text, _, _ := strings.Cut(b.Frames[i], " [") // a module name
+		if text != f.Text && (strings.Contains(text, "+") || text != FrameName(f.Text)) {
+			return false
+		}
+	}
+	return true
+}
+
+// FrameName is the symbol a frame's text names: "vfs_read" of
+// "vfs_read+0x4/0x140 [mod]".
+func FrameName(text string) string {
+	name, _, _ := strings.Cut(text, "+")
+	name, _, _ = strings.Cut(name, " ")
+	return name
+}
+
+// callReach is how far into a stack, from its innermost end, the frame
+// of a traced function lies: after the tracer's own (the trampoline, the
+// list function and ftrace_call, as arches print them).
+const callReach = 4
+
+// callOf reads a function tracer's event, "func <-caller", from a hit's
+// key; ok is false for any other event.
+func callOf(key string) (fn, caller string, ok bool) {
+	_, body, _ := strings.Cut(key, " ")
+	fn, caller, ok = strings.Cut(body, " <-")
+	if !ok || fn == "" || caller == "" || strings.ContainsAny(fn+caller, " :=") {
+		return "", "", false
+	}
+	return FrameName(fn), FrameName(caller), true
+}
+
+// callIn says whether names hold fn right before caller, fn among the
+// first callReach.
+func callIn(names []string, fn, caller string) bool {
+	for i := 0; i < min(callReach, len(names)-1); i++ {
+		if names[i] == fn && names[i+1] == caller {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckCalls holds each id of a function tracer's event to what the
+// event itself says: "func <-caller" names the traced function and its
+// caller, so the block of its id has, near its innermost end, a frame of
+// func right before one of caller. This judges the ids of every traced
+// function, where the twin records only a few; it is applied only when
+// every full stack of such an event the kernel recorded, in either buffer
+// (the twin's, and the top level's drops), shows the same, so that it
+// holds on this kernel as its own stacks have it.
+func CheckCalls(top, twin []Hit, blocks []Block) (judged int, err error) {
+	seen := 0
+	for _, h := range slices.Concat(twin, top) {
+		if fn, caller, ok := callOf(h.Key); ok && h.Stack != nil {
+			names := make([]string, len(h.Stack))
+			for i, f := range h.Stack {
+				names[i] = FrameName(f.Text)
+			}
+			if !callIn(names, fn, caller) {
+				return 0, nil // not how this kernel's stacks look: no rule to judge by
+			}
+			seen++
+		}
+	}
+	if seen == 0 {
+		return 0, nil
+	}
+	byID := IDs(blocks)
+	for _, h := range top {
+		fn, caller, ok := callOf(h.Key)
+		b, known := byID[h.ID]
+		if !ok || h.ID < 0 || !known {
+			continue
+		}
+		names := make([]string, len(b.Frames))
+		for i, f := range b.Frames {
+			names[i] = FrameName(f)
+		}
+		judged++
+		if !callIn(names, fn, caller) && err == nil {
+			err = fmt.Errorf("trace line %d, %q on CPU %d, has <stack_id %d>, whose block does not have %s called from %s among its first %d frames: %v",
+				h.Line, h.Key, h.CPU, h.ID, fn, caller, callReach+1, names[:min(len(names), callReach+1)])
 		}
 	}
 	return judged, err

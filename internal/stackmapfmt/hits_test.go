@@ -3,6 +3,7 @@
 package stackmapfmt
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -97,7 +98,7 @@ func TestPairHitsFindsTheOrderAndNestedHits(t *testing.T) {
 				t.Fatalf("%d pairs, want 5", len(pairs))
 			}
 			bin := Bin{Records: []Record{{ID: 1, Addrs: []uint64{a}}, {ID: 2, Addrs: []uint64{b}}, {ID: 3, Addrs: []uint64{b, a}}}}
-			if judged, err := CheckIdentity(pairs, bin); judged != 5 || err != nil {
+			if judged, err := CheckIdentity(pairs, bin, nil); judged != 5 || err != nil {
 				t.Errorf("judged %d, %v; want 5 and no error", judged, err)
 			}
 		})
@@ -110,21 +111,72 @@ func TestCheckIdentityNamesTheBlockThatHoldsTheStack(t *testing.T) {
 	twin := ParseHits(hitEntry(0, 9, 3, "sched_process_exec: pid=9") + hitStack(0, 9, 4, b, a))
 	pairs := PairHits(top, twin)
 	bin := Bin{Records: []Record{{ID: 1, Addrs: []uint64{a, b}}, {ID: 5, Addrs: []uint64{b, a}}}}
-	judged, err := CheckIdentity(pairs, bin)
+	judged, err := CheckIdentity(pairs, bin, nil)
 	if judged != 1 || err == nil || !strings.Contains(err.Error(), "<stack_id 1>") || !strings.Contains(err.Error(), "the event's stack is block 5") {
 		t.Fatalf("judged %d, %v; want the wrong id and block 5 named", judged, err)
 	}
 	// A trampoline frame stands for the marker.
 	twin = ParseHits(hitEntry(0, 9, 3, "sched_process_exec: pid=9") + hitEntry(0, 9, 4, "<stack trace>") + " => [FTRACE TRAMPOLINE]\n" + fmt.Sprintf(" => x <%016x>\n", uint64(a)))
 	bin = Bin{Records: []Record{{ID: 1, Addrs: []uint64{TrampolineMarker, a}}}}
-	if _, err := CheckIdentity(PairHits(top, twin), bin); err != nil {
+	if _, err := CheckIdentity(PairHits(top, twin), bin, nil); err != nil {
 		t.Errorf("trampoline: %v", err)
 	}
 	// Hits only one buffer has, and ids naming no record, are not judged.
-	if judged, err := CheckIdentity(PairHits(top, nil), bin); judged != 0 || err != nil {
+	if judged, err := CheckIdentity(PairHits(top, nil), bin, nil); judged != 0 || err != nil {
 		t.Errorf("no twin: judged %d, %v", judged, err)
 	}
-	if judged, _ := CheckIdentity(pairs, Bin{}); judged != 0 {
+	if judged, _ := CheckIdentity(pairs, Bin{}, nil); judged != 0 {
 		t.Errorf("no record: judged %d", judged)
+	}
+}
+
+func TestCheckIdentityBlamesTheBinaryExportWhenTheTextIsTheStack(t *testing.T) {
+	const a, b = 0xffff800080001000, 0xffff800080002000
+	top := ParseHits(hitEntry(0, 9, 1, "sched_process_exec: pid=9") + hitEntry(0, 9, 2, "<stack_id 1>"))
+	twin := ParseHits(hitEntry(0, 9, 3, "sched_process_exec: pid=9") + hitEntry(0, 9, 4, "<stack trace>") +
+		fmt.Sprintf(" => f+0x10/0x40 <%016x>\n => g+0x8/0x20 <%016x>\n", uint64(a), uint64(b)))
+	bin := Bin{Records: []Record{{ID: 1, Addrs: []uint64{a + 1<<20, b + 1<<20}}}}
+	for _, c := range []struct {
+		name   string
+		frames []string
+		bin    bool // the binary export's fault, not the id's
+	}{
+		{"the text is the stack", []string{"f+0x10/0x40", "g+0x8/0x20"}, true},
+		{"bare symbols", []string{"f", "g [mod]"}, true},
+		{"another offset", []string{"f+0x14/0x40", "g+0x8/0x20"}, false},
+		{"another stack", []string{"h+0x10/0x40", "g+0x8/0x20"}, false},
+	} {
+		blocks := []Block{{ID: 1, Ref: 1, Depth: 2, Frames: c.frames}}
+		_, err := CheckIdentity(PairHits(top, twin), bin, blocks)
+		var be *BinError
+		if err == nil || errors.As(err, &be) != c.bin {
+			t.Errorf("%s: %v, want the binary export blamed: %v", c.name, err, c.bin)
+		}
+	}
+}
+
+func TestCheckCallsHoldsFunctionEventsToTheirOwnFields(t *testing.T) {
+	stack := func(names ...string) string {
+		s := hitEntry(0, 9, 0, "<stack trace>")
+		for i, n := range names {
+			s += fmt.Sprintf(" => %s+0x4/0x40 <%016x>\n", n, 0xffff800080000000+uint64(i))
+		}
+		return s
+	}
+	twin := ParseHits(hitEntry(0, 9, 1, "vfs_read+0x4/0x40 <ffff800080001000> <-ksys_read+0x6c/0x100 <ffff800080002000>") +
+		stack("[FTRACE TRAMPOLINE]", "vfs_read", "ksys_read", "do_syscall"))
+	top := ParseHits(hitEntry(0, 9, 5, "vfs_read <-ksys_read") + hitEntry(0, 9, 6, "<stack_id 7>"))
+	right := []Block{{ID: 7, Ref: 1, Depth: 4, Frames: []string{"[FTRACE TRAMPOLINE]", "vfs_read+0x4/0x40", "ksys_read+0x6c/0x100", "do_syscall+0x1/0x2"}}}
+	wrong := []Block{{ID: 7, Ref: 1, Depth: 3, Frames: []string{"[FTRACE TRAMPOLINE]", "vfs_write+0x4/0x40", "ksys_write+0x6c/0x100"}}}
+	if judged, err := CheckCalls(top, twin, right); judged != 1 || err != nil {
+		t.Errorf("right block: judged %d, %v", judged, err)
+	}
+	if judged, err := CheckCalls(top, twin, wrong); judged != 1 || err == nil {
+		t.Errorf("another call's block: judged %d, %v; want an error", judged, err)
+	}
+	// A kernel whose own full stacks do not show the call gives no rule.
+	odd := ParseHits(hitEntry(0, 9, 1, "vfs_read <-ksys_read") + stack("a", "b", "c", "d", "e"))
+	if judged, err := CheckCalls(top, odd, wrong); judged != 0 || err != nil {
+		t.Errorf("no rule: judged %d, %v", judged, err)
 	}
 }

@@ -4,6 +4,7 @@ package claims
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -173,9 +174,9 @@ func (m *meter) consistent(d *claims.Dedup, blocks []stackmapfmt.Block, cpus int
 	if err != nil {
 		return err
 	}
-	held, err := harness.Identity(stackmapfmt.ParseHits(text), theirs, bin)
+	held, err := harness.Identity(stackmapfmt.ParseHits(text), theirs, bin, blocks)
 	d.IDsHeld += held
-	if err != nil {
+	if err != nil && !errors.As(err, new(*stackmapfmt.BinError)) { // the binary export's own fault is no lookup's
 		n++
 		problems = append(problems, "an id names another stack: "+err.Error())
 	}

@@ -3,6 +3,7 @@
 package stackmap
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -98,7 +99,10 @@ func judgeReader(tfs *harness.TraceFS, reader, text string, optional bool) {
 	if err := twinRecordsIDs(theirs); err != nil {
 		harness.Prerequisite("SM-INST-01", err)
 	}
-	judged, err := harness.Identity(hits, theirs, bin)
+	judged, err := harness.Identity(hits, theirs, bin, list)
+	if errors.As(err, new(*fmtx.BinError)) {
+		harness.Prerequisite("SM-BIN-03", err)
+	}
 	harness.FailOn(err, harness.Clause("SM-TRACE-01.4", "%s", reader))
 	if judged == 0 {
 		harness.Unresolved("none of the %d ids %s shows could be paired with the twin instance's record of the same event", len(ids), reader)

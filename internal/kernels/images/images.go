@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -75,6 +76,9 @@ type ArchImage struct {
 	DebSHA256    string `yaml:"deb_sha256,omitempty"`
 	Path         string `yaml:"path,omitempty"` // the image inside the package
 	InputsSHA256 string `yaml:"inputs_sha256,omitempty"`
+	// KernelSHA256 hashes the files of kernel/ a build entry's inputs
+	// hold (kbuild.FilesSHA256): a unit test holds kernel/ to it.
+	KernelSHA256 string `yaml:"kernel_sha256,omitempty"`
 	ImageSHA256  string `yaml:"image_sha256"`
 }
 
@@ -207,8 +211,8 @@ func CheckEntry(e *Entry) error {
 		switch {
 		case e.Kind == KindDebian && (a.Package == "" || a.Version == "" || a.Path == "" || len(a.DebSHA256) != 64 || len(a.ImageSHA256) != 64):
 			return fmt.Errorf("entry %s/%s: package, version, path, deb_sha256 and image_sha256 are all required", e.Name, name)
-		case e.Kind == KindBuild && (len(a.InputsSHA256) != 64 || len(a.ImageSHA256) != 64):
-			return fmt.Errorf("entry %s/%s: inputs_sha256 and image_sha256 are required", e.Name, name)
+		case e.Kind == KindBuild && (len(a.InputsSHA256) != 64 || len(a.ImageSHA256) != 64 || len(a.KernelSHA256) != 64):
+			return fmt.Errorf("entry %s/%s: inputs_sha256, kernel_sha256 and image_sha256 are required", e.Name, name)
 		case e.Kind == KindB4 && !(a.InputsSHA256 == "" && a.ImageSHA256 == "" || len(a.InputsSHA256) == 64 && len(a.ImageSHA256) == 64):
 			return fmt.Errorf("entry %s/%s: inputs_sha256 and image_sha256 are both empty (not pinned yet) or both pinned", e.Name, name)
 		}
@@ -419,11 +423,12 @@ func FileSHA256(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// Pin records a build entry's inputs and image hashes for an arch in the
-// lock file. The YAML parser finds the two values; only their text changes,
-// so the file keeps its layout and comments. The result must still read.
-// Pins of two arches at once take turns: each reads the other's.
-func Pin(path, entry, arch, inputs, image string) error {
+// Pin records a build entry's hashes for an arch in the lock file: its
+// inputs', its kernel/ files' (kernel, "" for an entry of another source)
+// and its image's. The YAML parser finds the values; only their text
+// changes, so the file keeps its layout and comments. The result must
+// still read. Pins of two arches at once take turns: each reads the other's.
+func Pin(path, entry, arch, inputs, kernel, image string) error {
 	// The lock is a file of its own: path itself is replaced by a rename.
 	release, err := buildlock.Hold(path+".pin-lock", "pinning "+entry+"/"+arch+" in "+path, os.Stderr)
 	if err != nil {
@@ -445,8 +450,12 @@ func Pin(path, entry, arch, inputs, image string) error {
 		}
 	}
 	lines := strings.Split(string(data), "\n")
+	values := map[string]string{"inputs_sha256": inputs, "image_sha256": image}
+	if kernel != "" {
+		values["kernel_sha256"] = kernel
+	}
 	set := 0
-	for key, v := range map[string]string{"inputs_sha256": inputs, "image_sha256": image} {
+	for key, v := range values {
 		n := field(pins, key)
 		if n == nil || n.Kind != yaml.ScalarNode || n.Style != 0 {
 			continue
@@ -455,8 +464,8 @@ func Pin(path, entry, arch, inputs, image string) error {
 		lines[l] = lines[l][:c] + v + lines[l][c+len(n.Value):]
 		set++
 	}
-	if set != 2 {
-		return fmt.Errorf("%s: entry %s has no %s block with inputs_sha256 and image_sha256 to pin", path, entry, arch)
+	if set != len(values) {
+		return fmt.Errorf("%s: entry %s has no %s block with %s to pin", path, entry, arch, strings.Join(slices.Sorted(maps.Keys(values)), ", "))
 	}
 	// Checked beside the lock, so that its relative paths resolve alike.
 	return atomicfile.Produce(path, 0o644, func(tmp string) error {

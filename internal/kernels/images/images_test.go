@@ -109,8 +109,8 @@ func TestPinEditsOnlyItsLines(t *testing.T) {
 	}
 	p := filepath.Join(t.TempDir(), "images.lock")
 	os.WriteFile(p, orig, 0o644)
-	in, img := strings.Repeat("1", 64), strings.Repeat("2", 64)
-	if err := Pin(p, "reference", "arm64", in, img); err != nil {
+	in, img, kern := strings.Repeat("1", 64), strings.Repeat("2", 64), strings.Repeat("3", 64)
+	if err := Pin(p, "reference", "arm64", in, kern, img); err != nil {
 		t.Fatal(err)
 	}
 	l, err := Read(p)
@@ -118,7 +118,7 @@ func TestPinEditsOnlyItsLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	e, _ := l.Entry("reference")
-	if a := e.Arches["arm64"]; a.InputsSHA256 != in || a.ImageSHA256 != img {
+	if a := e.Arches["arm64"]; a.InputsSHA256 != in || a.ImageSHA256 != img || a.KernelSHA256 != kern {
 		t.Fatalf("after Pin: %+v", a)
 	}
 	if e.Arches["x86_64"].InputsSHA256 == in {
@@ -128,12 +128,12 @@ func TestPinEditsOnlyItsLines(t *testing.T) {
 	if got, want := strings.Count(string(after), "\n"), strings.Count(string(orig), "\n"); got != want {
 		t.Fatalf("Pin changed the line count: %d, want %d", got, want)
 	}
-	if err := Pin(p, "debian-6.12", "arm64", in, img); err == nil {
+	if err := Pin(p, "debian-6.12", "arm64", in, kern, img); err == nil {
 		t.Fatalf("Pin of a debian entry succeeded")
 	}
 	// A pin that would not read back leaves the lock as it was, and no
 	// temporary file beside it.
-	if err := Pin(p, "reference", "arm64", in, "2222"); err == nil {
+	if err := Pin(p, "reference", "arm64", in, kern, "2222"); err == nil {
 		t.Fatalf("Pin of a short image hash succeeded")
 	}
 	if now, _ := os.ReadFile(p); string(now) != string(after) {
@@ -231,7 +231,7 @@ func TestPinsAtOnceKeepBoth(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if err := Pin(p, "reference", arch, in, img); err != nil {
+				if err := Pin(p, "reference", arch, in, img, img); err != nil {
 					t.Error(err)
 				}
 			}()

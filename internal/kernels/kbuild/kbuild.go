@@ -67,8 +67,11 @@ type Result struct {
 	Image       string // the file to boot
 	ImageSHA256 string
 	Key         string // the hash of its inputs, its cache key
-	Cached      bool
-	Origin      korigin.Origin // what it was made from
+	// KernelSHA256 hashes the files of kernel/ among its inputs
+	// (FilesSHA256), "" for a build of another source.
+	KernelSHA256 string
+	Cached       bool
+	Origin       korigin.Origin // what it was made from
 }
 
 // Builder builds for one arch.
@@ -124,7 +127,7 @@ func (b Builder) Build() (*Result, error) {
 	key := in.Key()
 	origin := in.origin(b.laneFragments(b.src()))
 	if image, sum, ok := b.Cached(key); ok {
-		return &Result{Image: image, ImageSHA256: sum, Key: key, Cached: true, Origin: origin}, nil
+		return &Result{Image: image, ImageSHA256: sum, Key: key, KernelSHA256: FilesSHA256(in.Files), Cached: true, Origin: origin}, nil
 	}
 	start := time.Now()
 	out, err := b.compile(a, key)
@@ -133,7 +136,7 @@ func (b Builder) Build() (*Result, error) {
 	}
 	res, err := b.keep(key, out, start, in)
 	if res != nil {
-		res.Origin = origin
+		res.Origin, res.KernelSHA256 = origin, FilesSHA256(in.Files)
 	}
 	return res, err
 }
@@ -233,31 +236,49 @@ func (b Builder) inputs(a arch.Arch) (Inputs, error) {
 	if in.SourceSHA256, err = b.tarballSHA256(); err != nil {
 		return in, err
 	}
-	var files []string
-	patterns := []string{"patches/*.patch", "config/common.config", "config/" + b.Arch.Name + ".config"}
 	if b.Sanitize {
-		patterns = append(patterns, SanitizeConfig)
 		in.Sanitize = true
 		if in.DebugConfig, err = b.debugConfigSHA256(); err != nil {
 			return in, err
 		}
 	}
-	for _, pattern := range patterns {
-		m, _ := filepath.Glob(filepath.Join(b.KernelDir, pattern))
-		files = append(files, m...)
-	}
-	sort.Strings(files)
-	for _, f := range files {
-		sum, err := images.FileSHA256(f)
-		if err != nil {
-			return in, err
-		}
-		rel, _ := filepath.Rel(b.KernelDir, f)
-		in.Files[rel] = sum
+	if in.Files, err = KernelFiles(b.KernelDir, b.Arch.Name, b.Sanitize); err != nil {
+		return in, err
 	}
 	in.Compiler, err = Compiler(a)
 	return in, err
 }
+
+// KernelFiles hashes the files of kernel/ (kernelDir) a build for arch
+// reads: the patches and the config fragments, the sanitized lane's too
+// when asked. Paths are relative to kernelDir.
+func KernelFiles(kernelDir, arch string, sanitize bool) (map[string]string, error) {
+	patterns := []string{"patches/*.patch", "config/common.config", "config/" + arch + ".config"}
+	if sanitize {
+		patterns = append(patterns, SanitizeConfig)
+	}
+	var files []string
+	for _, pattern := range patterns {
+		m, _ := filepath.Glob(filepath.Join(kernelDir, pattern))
+		files = append(files, m...)
+	}
+	sort.Strings(files)
+	out := map[string]string{}
+	for _, f := range files {
+		sum, err := images.FileSHA256(f)
+		if err != nil {
+			return nil, err
+		}
+		rel, _ := filepath.Rel(kernelDir, f)
+		out[rel] = sum
+	}
+	return out, nil
+}
+
+// FilesSHA256 is one hash of KernelFiles: what images.lock pins as
+// kernel_sha256, so that kernel/ changed without a new pin shows without
+// a build or the machine's compiler and source package.
+func FilesSHA256(files map[string]string) string { return inputsKey(files) }
 
 // Compiler is the first line of the --version of the compiler for a.
 func Compiler(a arch.Arch) (string, error) {
