@@ -74,13 +74,7 @@ var _ = describe("deep stacks", func() {
 		}
 
 		By(fmt.Sprintf("tracing the %d functions of that path with a stack each, and the chain's events, stackmap on", len(functions)))
-		DeferCleanup(tfs.Write, "set_ftrace_filter", "")
-		traced := 0
-		for _, f := range functions {
-			if tfs.Append("set_ftrace_filter", f) == nil { // notrace and inlined ones are refused
-				traced++
-			}
-		}
+		traced := filterFunctions(tfs, functions)
 		if traced == 0 {
 			harness.Unsupported("none of the deep path's %d functions can be traced", len(functions))
 		}

@@ -211,14 +211,20 @@ var _ = describe("the stackmap under load", Label(contract.LabelStress), Serial,
 // stressFunctions this kernel has, and empties it when the spec ends (the
 // suite's snapshot puts back any earlier filter after that).
 func traceStressFunctions(tfs *harness.TraceFS) {
+	if filterFunctions(tfs, stressFunctions) == 0 {
+		harness.Unresolved("none of %v can be traced", stressFunctions)
+	}
+}
+
+// filterFunctions sets the function tracer's filter to the functions of
+// names this kernel can trace (one it lacks, or notrace, is refused and
+// skipped), empties it when the spec ends, and says how many it took.
+func filterFunctions(tfs *harness.TraceFS, names []string) (traced int) {
 	DeferCleanup(tfs.Write, "set_ftrace_filter", "")
-	traced := 0
-	for _, f := range stressFunctions {
-		if tfs.Append("set_ftrace_filter", f) == nil { // one this kernel lacks is skipped
+	for _, f := range names {
+		if tfs.Append("set_ftrace_filter", f) == nil {
 			traced++
 		}
 	}
-	if traced == 0 {
-		harness.Unresolved("none of %v can be traced", stressFunctions)
-	}
+	return traced
 }
