@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/ftrace-stackmap/conformance/internal/progress"
@@ -32,6 +33,7 @@ func main() {
 // command is one of smct's subcommands.
 type command struct {
 	name, about string
+	page        string // its page of documentation, from the project's top
 	groups      []group
 	// flags adds the command's own flags and returns what runs it, once
 	// every flag is parsed and checked.
@@ -80,6 +82,9 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "help", "-h", "-help", "--help":
+			if len(args) > 1 {
+				return helpOn(args[1], stdout)
+			}
 			fmt.Fprint(stdout, usage())
 			return 0
 		}
@@ -188,6 +193,13 @@ func (c command) help(fs *flag.FlagSet) {
 			printFlag(f)
 		}
 	})
+	if c.page != "" {
+		page := c.page
+		if dir, err := moduleDir(); err == nil {
+			page = filepath.Join(dir, page)
+		}
+		fmt.Fprintf(w, "\nmore: %s\n", page)
+	}
 }
 
 // refuse ends a command line that cannot run. For qemu-test,
@@ -204,6 +216,18 @@ func (c command) refuse(r *request, reason string, out outputs) outcome {
 		}
 	}
 	return withoutVerdict(body, reason)
+}
+
+// helpOn prints a command's flags and the path of its page.
+func helpOn(name string, stdout io.Writer) int {
+	c, ok := lookup(name)
+	if !ok {
+		return withoutVerdict("", fmt.Sprintf("no command %q: smct help lists them", name)).end(stdout, "")
+	}
+	fs, _ := c.flagSet(new(request))
+	fs.SetOutput(stdout)
+	fs.Usage()
+	return 0
 }
 
 // usage is smct's help, made from the commands and their groups.
@@ -239,6 +263,6 @@ func usage() string {
 			fmt.Fprintf(&b, "  %-10s %s\n", "["+g.name+"]", strings.Join(names, " "))
 		}
 	}
-	b.WriteString("\nsmct COMMAND -h describes each flag.\n")
+	b.WriteString("\nsmct help COMMAND (or smct COMMAND -h) describes each flag and names the command's page; README.md lists them all.\n")
 	return b.String()
 }
