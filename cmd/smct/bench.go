@@ -23,7 +23,7 @@ import (
 // Exit status: 0 every target met, 1 one missed, 2 a measurement failed.
 var benchCmd = command{
 	name:   "bench",
-	page:  "docs/bench.md",
+	page:   "docs/bench.md",
 	about:  "measure time to verdict against each boot's floor; targets are checked here, not in tests",
 	groups: []group{archesGroup, buildGroup, bootGroup, hereGroup, resultsGroup, exitGroup},
 	prunes: true,

@@ -19,7 +19,7 @@ import (
 // removes what the cache holds.
 var cacheCmd = command{
 	name:   "cache",
-	page:  "docs/caches.md",
+	page:   "docs/caches.md",
 	about:  "show each cache area's size, cap and entries, and results/'s runs; -clean removes the cache's entries",
 	groups: []group{resultsGroup, exitGroup},
 	flags: func(fs *flag.FlagSet, r *request) runFunc {

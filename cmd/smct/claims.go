@@ -19,7 +19,7 @@ import (
 // made; what the measurements say of the claims never sets the status.
 var claimsCmd = command{
 	name:  "claims",
-	page: "docs/claims.md",
+	page:  "docs/claims.md",
 	about: "measure what the series claims on one kernel (retention, pool memory, hot path, deduplication)",
 	// -sample judges a device's sample: no arch, no boot.
 	groups: []group{anyArchGroup, kernelGroup, buildGroup, profileGroup, bootGroup, hereGroup, resultsGroup, exitGroup},

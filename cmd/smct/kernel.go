@@ -16,7 +16,7 @@ import (
 // kernelCmd builds the reference kernel; the last line printed is its path.
 var kernelCmd = command{
 	name:   "kernel",
-	page:  "docs/running.md",
+	page:   "docs/running.md",
 	about:  "build the reference kernel (kernel/) and print its path",
 	groups: []group{archGroup, buildGroup, exitGroup},
 	prunes: true,

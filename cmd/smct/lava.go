@@ -22,7 +22,7 @@ import (
 // the lava-run command that runs it here.
 var lavaCmd = command{
 	name:   "lava",
-	page:  "docs/lab.md",
+	page:   "docs/lab.md",
 	about:  "write the LAVA job of the run qemu-test would make, and the device dictionary that runs it here",
 	groups: []group{archGroup, kernelGroup, buildGroup, profileGroup, specGroup, requireGroup, bootGroup, resultsGroup, notifyGroup, exitGroup},
 	prunes: true,
@@ -93,7 +93,7 @@ func labToken() string {
 // (a matrix's), it writes a run of each and the matrix's table.
 var lavaResultsCmd = command{
 	name:   "lava-results",
-	page:  "docs/lab.md",
+	page:   "docs/lab.md",
 	about:  "judge LAVA's log of a job (or of a matrix's jobs) as a run made here",
 	groups: []group{resultsGroup, exitGroup},
 	prunes: true,

@@ -21,7 +21,7 @@ import (
 // then the table. Its exit status is the worst cell's.
 var matrixCmd = command{
 	name:   "matrix",
-	page:  "docs/matrix.md",
+	page:   "docs/matrix.md",
 	about:  "run the suite for every images.lock entry on every arch, or write each cell's LAVA job",
 	groups: []group{archesGroup, buildGroup, profileGroup, specGroup, requireGroup, bootGroup, hereGroup, resultsGroup, notifyGroup, exitGroup},
 	prunes: true,

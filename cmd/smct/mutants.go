@@ -23,7 +23,7 @@ import (
 // without faults fails anything.
 var mutantsCmd = command{
 	name:   "mutants",
-	page:  "docs/judging.md",
+	page:   "docs/judging.md",
 	about:  "boot the reference kernel once per fault switch and variant: each fault must be caught, each variant pass",
 	groups: []group{archGroup, kernelGroup, buildGroup, bootGroup, hereGroup, resultsGroup, exitGroup},
 	prunes: true,

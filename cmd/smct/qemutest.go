@@ -19,7 +19,7 @@ import (
 // summary; its exit status is the run's: 0, 1, or 2 without a verdict.
 var qemuTestCmd = command{
 	name:       "qemu-test",
-	page:      "docs/running.md",
+	page:       "docs/running.md",
 	about:      "run the suite under QEMU on one kernel",
 	groups:     append(runGroups, claimsGroup, exitGroup),
 	prunes:     true,

@@ -18,7 +18,7 @@ import (
 // command that sends it. It never sends mail.
 var replyCmd = command{
 	name:   "reply",
-	page:  "docs/reply.md",
+	page:   "docs/reply.md",
 	about:  "print a run's or a walk's reply.eml and the git send-email command that sends it (nothing is sent)",
 	groups: []group{exitGroup},
 	flags: func(fs *flag.FlagSet, r *request) runFunc {

@@ -23,7 +23,7 @@ import (
 // Its exit status is qemu-test's: 1 when a prefix fails, 2 without a verdict.
 var reviewCmd = command{
 	name:  "review",
-	page: "docs/review.md",
+	page:  "docs/review.md",
 	about: "walk a series patch by patch on every arch, and compare it with another version",
 	// -claims measures the whole series only.
 	groups: []group{archesGroup, buildGroup, profileGroup, specGroup, bootGroup, hereGroup, resultsGroup, claimsGroup, exitGroup},
