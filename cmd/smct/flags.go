@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"net/url"
@@ -12,8 +13,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/onsi/ginkgo/v2/types"
+
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
@@ -64,7 +68,7 @@ var (
 		fs.Var((*userPath)(&o.Kernel), "kernel", "kernel image to boot (overrides -image)")
 		fs.Var((*userPath)(&o.Tree), "tree", "kernel source tree to build with the suite's config fragments and boot (overrides -image)")
 		fs.StringVar(&o.Image, "image", o.Image, "images.lock entry to boot (default: the lock's default)")
-	}}
+	}, check: checkKernelChoice}
 
 	// buildGroup is how kernels are found and built here: every command
 	// that resolves or builds a kernel has it.
@@ -72,6 +76,11 @@ var (
 		fs.Var((*userPath)(&r.run.LockFile), "lock", "the image lock file (default: the project's images.lock)")
 		fs.IntVar(&r.run.Jobs, "jobs", 0, "make -j for a kernel built here (default: one per CPU)")
 		fs.Var((*onOff)(&r.run.Sanitize), "sanitize", "1: the sanitized lane, a kernel built with the tree's kernel/configs/debug.config and kernel/config/sanitize.config too (KASAN, lockdep, UBSAN, kmemleak), cached apart; a KERNEL= must have KASAN on in its config")
+	}, check: func(r *request) error {
+		if r.run.Jobs < 0 {
+			return fmt.Errorf("-jobs %d: want 0 (one per CPU) or more", r.run.Jobs)
+		}
+		return nil
 	}}
 
 	// profileGroup is the version of the contract the kernel is held to.
@@ -85,6 +94,14 @@ var (
 		fs.StringVar(&r.run.Labels, "labels", "", "Ginkgo label filter, e.g. 'SM-RESET-01 || baseline'")
 		fs.Var((*seed)(&r.run.Seed), "seed", "Ginkgo's random seed for the spec order (default: chosen per run, printed)")
 		fs.DurationVar(&r.run.Torture, "torture", time.Minute, "how long the torture boot's actors run (LABELS=torture; make torture DURATION=)")
+	}, check: func(r *request) error {
+		if _, err := types.ParseLabelFilter(r.run.Labels); err != nil {
+			return fmt.Errorf("LABELS=%q: %v", r.run.Labels, report.OneLine(err.Error()))
+		}
+		if r.run.Torture <= 0 {
+			return fmt.Errorf("-torture %v: want a duration above 0", r.run.Torture)
+		}
+		return nil
 	}}
 
 	// requireGroup is whether a kernel without the feature fails the run.
@@ -100,6 +117,11 @@ var (
 		fs.StringVar(&o.CPU, "cpu", "", "QEMU -cpu instead of the machine's (e.g. max: pointer authentication on arm64)")
 		fs.StringVar(&o.Mem, "mem", "", "QEMU -m, megabytes (default 512)")
 		fs.Var((*words)(&o.BootArgs), "append", "extra kernel command line words (a fault switch of the reference kernel, say)")
+	}, check: func(r *request) error {
+		if r.run.Timeout <= 0 {
+			return fmt.Errorf("-timeout %v: want a duration above 0, such as 5m", r.run.Timeout)
+		}
+		return checkMem(r.run.Mem)
 	}}
 
 	// hereGroup is how boots are made on this machine.
@@ -110,6 +132,11 @@ var (
 		fs.IntVar(&o.Lanes, "lanes", 0, "boots made at a time (default: one per CPU, as memory allows)")
 		fs.Var((*quietLimit)(&o.BootQuiet), "boot-quiet", "the console's longest silence before the guest's init starts, "+
 			"past which a boot has hung (default: 20s under KVM, 1m under TCG, twice that for a debug kernel)")
+	}, check: func(r *request) error {
+		if r.run.Lanes < 0 {
+			return fmt.Errorf("-lanes %d: want 0 (as the machine allows) or more", r.run.Lanes)
+		}
+		return nil
 	}}
 
 	// claimsGroup adds the claims plan to a run or a walk's whole series.
@@ -260,6 +287,58 @@ func (q *quietLimit) Set(v string) error {
 		return fmt.Errorf("want a duration above 0, such as 90s, or nothing to scale it to the accelerator and the kernel")
 	}
 	*q = quietLimit(d)
+	return nil
+}
+
+// checkKernelChoice refuses a kernel that is not there before anything
+// is built or booted: a -kernel that is no file, a -tree that is no
+// directory, an -image the lock does not have.
+func checkKernelChoice(r *request) error {
+	o := r.run
+	if o.Kernel != "" {
+		if fi, err := os.Stat(o.Kernel); err != nil || !fi.Mode().IsRegular() {
+			return fmt.Errorf("KERNEL=%s: %s", o.Kernel, notThere(err, "not a file"))
+		}
+	}
+	if o.Tree != "" {
+		if fi, err := os.Stat(o.Tree); err != nil || !fi.IsDir() {
+			return fmt.Errorf("TREE=%s: %s", o.Tree, notThere(err, "not a directory"))
+		}
+	}
+	if o.Image != "" && o.Kernel == "" && o.Tree == "" {
+		l, err := images.Read(o.LockFile)
+		if err != nil {
+			return err
+		}
+		if _, err := l.Entry(o.Image); err != nil {
+			return fmt.Errorf("IMAGE=%s: %v", o.Image, err)
+		}
+	}
+	return nil
+}
+
+// notThere says why a path named is not what it should be.
+func notThere(err error, what string) string {
+	if err != nil {
+		return report.OneLine(errors.Unwrap(err).Error())
+	}
+	return what
+}
+
+// minGuestMB is the least memory a guest runs the suite in: the kernel,
+// the initramfs (about 15 MB) unpacked beside its cpio, the suite and the
+// ring buffers of its specs.
+const minGuestMB = 256
+
+// checkMem refuses a -mem QEMU could not boot the suite in.
+func checkMem(v string) error {
+	n, err := qemutest.MemMB(v)
+	switch {
+	case err != nil:
+		return fmt.Errorf("-mem %s: %v", v, err)
+	case v != "" && n < minGuestMB:
+		return fmt.Errorf("-mem %s: the guest needs at least %d MB (the kernel, the initramfs unpacked beside its cpio, the suite and its ring buffers)", v, minGuestMB)
+	}
 	return nil
 }
 

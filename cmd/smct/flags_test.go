@@ -6,7 +6,6 @@ import (
 	"flag"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -28,17 +27,27 @@ func TestBadFlagValuesAreRefused(t *testing.T) {
 		{[]string{"-arch", "arm64", "-sanitize", "kasan"}, `invalid value "kasan" for flag -sanitize: want 1 or 0`},
 		{[]string{"-boot-quiet", "-5s"}, "invalid value \"-5s\" for flag -boot-quiet: want a duration above 0"},
 		{[]string{"-boot-quiet", "long"}, "invalid value \"long\" for flag -boot-quiet: want a duration above 0"},
+		{[]string{"-arch", "arm64", "-timeout", "-5s"}, "-timeout -5s: want a duration above 0"},
+		{[]string{"-arch", "arm64", "-timeout", "0s"}, "-timeout 0s: want a duration above 0"},
+		{[]string{"-arch", "arm64", "-mem", "1"}, "-mem 1: the guest needs at least 256 MB"},
+		{[]string{"-arch", "arm64", "-mem", "lots"}, "-mem lots: want megabytes"},
+		{[]string{"-arch", "arm64", "-jobs", "-1"}, "-jobs -1: want 0"},
+		{[]string{"-arch", "arm64", "-lanes", "-2"}, "-lanes -2: want 0"},
+		{[]string{"-arch", "arm64", "-labels", "SM-NODE-01 &&"}, "LABELS=\"SM-NODE-01 &&\""},
+		{[]string{"-arch", "arm64", "-torture", "0s"}, "-torture 0s: want a duration above 0"},
 	} {
 		var stdout, stderr strings.Builder
 		dir := t.TempDir()
 		code := smct(append([]string{"qemu-test", "-results", dir}, tc.args...), &stdout, &stderr)
-		if code != exitNoVerdict || !strings.Contains(stderr.String(), tc.want) {
+		if code != exitNoVerdict || !strings.Contains(stdout.String()+stderr.String(), tc.want) {
 			t.Errorf("qemu-test %v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr.String(), exitNoVerdict, tc.want)
 		}
-		// results/latest says so too, as for any run without a verdict.
-		verdict, err := os.ReadFile(filepath.Join(dir, "latest", "verdict.txt"))
-		if err != nil || !strings.HasPrefix(string(verdict), "NO VERDICT: ") || !strings.Contains(string(verdict), tc.want) {
-			t.Errorf("qemu-test %v: results/latest/verdict.txt %q (%v)", tc.args, verdict, err)
+		// Refused before any work: nothing under results/.
+		if left, _ := os.ReadDir(dir); len(left) > 0 {
+			t.Errorf("qemu-test %v: a refused command line left %d entries under results/", tc.args, len(left))
+		}
+		if n := strings.Count(stdout.String()+stderr.String(), "NO VERDICT: "); n != 1 {
+			t.Errorf("qemu-test %v: NO VERDICT said %d times, want once", tc.args, n)
 		}
 	}
 }
@@ -128,7 +137,7 @@ func TestSanitizedKernelIsNotPinned(t *testing.T) {
 	t.Setenv("SMCT_CACHE", t.TempDir())
 	var stdout, stderr strings.Builder
 	code := smct([]string{"kernel", "-arch", "arm64", "-pin", "-sanitize", "1"}, &stdout, &stderr)
-	if code != exitNoVerdict || !strings.Contains(stderr.String(), "-pin with -sanitize: images.lock pins the plain build of the reference entry") {
+	if code != exitNoVerdict || !strings.Contains(stdout.String()+stderr.String(), "-pin with -sanitize: images.lock pins the plain build of the reference entry") {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
 }

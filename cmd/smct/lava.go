@@ -61,6 +61,11 @@ func onServer(ctx context.Context, r *request, at lava.Served, srv lava.Server, 
 	if srv.Token == "" {
 		return refuseAt(out, "lava", fmt.Errorf("no token for %s: give -token (LAB_TOKEN=), or start make lab", srv.URL))
 	}
+	// Before any build: a server that does not answer, or will not take
+	// the token, is said at once.
+	if err := srv.Check(ctx); err != nil {
+		return refuseAt(out, "lava", err)
+	}
 	tell := func(format string, args ...any) { fmt.Fprintf(out.progress.Always(), "lava: "+format+"\n", args...) }
 	res, on, err := lava.RunOnServer(ctx, new(qemutest.Runner), r.run, at, srv, tell)
 	var head string

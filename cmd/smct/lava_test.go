@@ -30,7 +30,7 @@ func TestLavaResultsOfWhatIsNotALog(t *testing.T) {
 
 func TestLavaResultsWantsALog(t *testing.T) {
 	var stdout, stderr strings.Builder
-	if code := smct([]string{"lava-results"}, &stdout, &stderr); code != exitNoVerdict || !strings.Contains(stderr.String(), "-log FILE") {
+	if code := smct([]string{"lava-results"}, &stdout, &stderr); code != exitNoVerdict || !strings.Contains(stdout.String()+stderr.String(), "-log FILE") {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
 }

@@ -17,7 +17,6 @@ import (
 	"strings"
 
 	"github.com/ftrace-stackmap/conformance/internal/progress"
-	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 )
 
@@ -40,9 +39,6 @@ type command struct {
 	flags func(fs *flag.FlagSet, r *request) runFunc
 	// takesArgs: arguments after the flags go to request.args.
 	takesArgs bool
-	// refusedRun: a refused command line still makes a run directory
-	// that says why, as results/latest (qemu-test's).
-	refusedRun bool
 	// prunes: the command fills the cache or results/, and when it ends
 	// the door brings them within their caps (cache.go's bound).
 	prunes bool
@@ -143,13 +139,14 @@ func (c command) parse(args []string, stderr io.Writer) (*request, runFunc, erro
 	if err == nil && fs.NArg() > 0 && !c.takesArgs {
 		err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	// The project first: the groups' checks read its files (images.lock).
+	if err == nil {
+		err = workplace(&r.run)
+	}
 	for _, g := range c.groups {
 		if err == nil && g.check != nil {
 			err = g.check(r)
 		}
-	}
-	if err == nil {
-		err = workplace(&r.run)
 	}
 	if err == nil && c.prunes {
 		err = limits(r)
@@ -202,20 +199,10 @@ func (c command) help(fs *flag.FlagSet) {
 	}
 }
 
-// refuse ends a command line that cannot run. For qemu-test,
-// results/latest then points at a run directory that says why, as for any
-// other run without a verdict.
+// refuse ends a command line that cannot run, before any work: nothing
+// is installed, built, booted or written under results/.
 func (c command) refuse(r *request, reason string, out outputs) outcome {
-	fmt.Fprintf(out.stderr, "%s: %s\n", c.name, reason)
-	var body string
-	if c.refusedRun && (r.run.ModuleDir != "" || workplace(&r.run) == nil) {
-		if res, err := qemutest.Refused(r.run, reason); err == nil {
-			body = fmt.Sprintf("results: %s\n", res.Dir)
-		} else {
-			fmt.Fprintf(out.stderr, "%s: no run directory: %v\n", c.name, err)
-		}
-	}
-	return withoutVerdict(body, reason)
+	return withoutVerdict("", reason)
 }
 
 // helpOn prints a command's flags and the path of its page.

@@ -28,7 +28,7 @@ func TestReviewPointsLatestAtItsDirectory(t *testing.T) {
 	results := t.TempDir()
 	var stdout, stderr strings.Builder
 	code := smct([]string{"review", "-results", results, "-series", series, "-tree", tree, "-base", "no-such-revision", "-arches", "x86_64"}, &stdout, &stderr)
-	if code != exitNoVerdict || !strings.Contains(stderr.String(), "no-such-revision") {
+	if code != exitNoVerdict || !strings.Contains(stdout.String()+stderr.String(), "no-such-revision") {
 		t.Fatalf("exit %d, stderr %q; want %d and the missing base", code, stderr.String(), exitNoVerdict)
 	}
 	dirs, _ := filepath.Glob(filepath.Join(results, "review-*"))

@@ -94,6 +94,24 @@ func (s Server) call(ctx context.Context, method, path string, body any, out any
 	return raw, nil
 }
 
+// Check asks the server who the token is, with one authenticated call and
+// a short limit, before anything is built for it: a server that does not
+// answer, or a token it does not take, is said at once.
+func (s Server) Check(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var who struct {
+		User string `json:"user"`
+	}
+	if _, err := s.call(ctx, http.MethodGet, "system/whoami/", nil, &who); err != nil {
+		return err
+	}
+	if who.User == "" {
+		return fmt.Errorf("LAVA server %s: the token is no user's", s.URL)
+	}
+	return nil
+}
+
 // Submit gives the server a job definition and returns the job's id; a
 // job the server refuses (its schema, a device type it has not, a
 // timeout it will not take) is a *Refused with the server's message.

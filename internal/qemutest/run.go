@@ -152,19 +152,6 @@ func (o Options) start() (*results.Result, error) {
 	return res, nil
 }
 
-// Refused is the result of a run refused before it began (a flag smct
-// cannot use): a run directory, results/latest pointing at it, whose
-// reports say why.
-func Refused(o Options, reason string) (*results.Result, error) {
-	res, err := o.start()
-	if err != nil {
-		return nil, err
-	}
-	res.NoVerdict = reason
-	_, err = results.Write(res)
-	return res, err
-}
-
 // run is one run under way: what was prepared for its boots and what they
 // have brought back so far.
 type run struct {

@@ -76,9 +76,27 @@ func (o Options) lanes(plans int) int {
 
 // memoryLanes is how many guests of mem (QEMU's -m, megabytes, 512 when
 // empty) and QEMU's own overhead fit in the memory available now.
+// MemMB is a -mem value (QEMU's -m) in megabytes: a number, with M or G
+// after it as QEMU takes them; 0 for "" (the machine's default).
+func MemMB(mem string) (int, error) {
+	if mem == "" {
+		return 0, nil
+	}
+	num := strings.TrimRight(mem, "MmGg")
+	unit := strings.ToUpper(mem[len(num):])
+	n, err := strconv.Atoi(num)
+	if err != nil || n <= 0 || (unit != "" && unit != "M" && unit != "G") {
+		return 0, fmt.Errorf("want megabytes, such as 512 or 1G")
+	}
+	if unit == "G" {
+		n *= 1024
+	}
+	return n, nil
+}
+
 func memoryLanes(mem string) int {
 	guest := 512
-	if v, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSuffix(mem, "M"), "m")); err == nil && v > 0 {
+	if v, err := MemMB(mem); err == nil && v > 0 {
 		guest = v
 	}
 	data, err := os.ReadFile("/proc/meminfo")

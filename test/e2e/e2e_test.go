@@ -223,21 +223,51 @@ func TestBadInputGetsAReasonAndExit2(t *testing.T) {
 		args   []string
 		reason string
 	}{
-		{"no such kernel file", []string{"-arch", "arm64", "-kernel", "/nonexistent/Image"}, "no such file"},
 		{"not a kernel", []string{"-arch", "arm64", "-kernel", "go.mod"}, "not a kernel image"},
 		{"a program, not a kernel", []string{"-arch", "x86_64", "-kernel", "/bin/ls"}, "not a Linux kernel"},
 		{"a kernel for the other arch", []string{"-arch", "x86_64", "-kernel", arm64Kernel}, "is a kernel for arm64"},
-		{"an unknown arch", []string{"-arch", "riscv64"}, `ARCH="riscv64"`},
-		{"an unknown profile", []string{"-arch", "arm64", "-profile", "v9"}, `PROFILE="v9"`},
-		{"an unknown lock entry", []string{"-arch", "arm64", "-image", "nope"}, "no entry"},
 		{"a guest that panics", []string{"-arch", "arm64", "-image", "debian-6.12", "-append", "rdinit=/nonexistent"}, "the kernel panicked"},
 		{"a guest that hangs", []string{"-arch", "x86_64", "-image", "debian-6.12", "-timeout", "2s"}, "the init had not started after 2s"},
 		{"an -append that repeats a boot's own parameter", []string{"-arch", "arm64", "-append", "ftrace_stackmap.bits=11"}, "which boot bits-12 sets itself"},
-		{"a label filter that does not parse", []string{"-arch", "arm64", "-labels", "SM-RESET-01 &&"}, `LABELS="SM-RESET-01 &&"`},
 		{"labels that select nothing", []string{"-arch", "arm64", "-image", "debian-6.12", "-labels", "no-such-label"}, "selects no spec"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			noVerdict(t, qemuTest(t, tc.args...), tc.reason)
+		})
+	}
+}
+
+// A command line that cannot run is refused before any work, in under
+// two seconds: nothing installed, built or booted, nothing written under
+// results/, NO VERDICT said once.
+func TestBadCommandLinesAreRefusedBeforeAnyWork(t *testing.T) {
+	needBoots(t)
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		reason string
+	}{
+		{"no such kernel file", []string{"-arch", "arm64", "-kernel", "/nonexistent/Image"}, "no such file"},
+		{"an unknown arch", []string{"-arch", "riscv64"}, `ARCH="riscv64"`},
+		{"an unknown profile", []string{"-arch", "arm64", "-profile", "v9"}, `PROFILE="v9"`},
+		{"an unknown lock entry", []string{"-arch", "arm64", "-image", "nope"}, "no entry"},
+		{"a label filter that does not parse", []string{"-arch", "arm64", "-labels", "SM-RESET-01 &&"}, `LABELS="SM-RESET-01 &&"`},
+		{"a negative timeout", []string{"-arch", "x86_64", "-timeout", "-5s"}, "-timeout -5s: want a duration above 0"},
+		{"too little memory", []string{"-arch", "arm64", "-mem", "1"}, "-mem 1: the guest needs at least"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			r := qemuTest(t, tc.args...)
+			took := time.Since(start)
+			if r.code != 2 || strings.Count(r.stdout+r.stderr, "NO VERDICT: ") != 1 || !strings.Contains(r.stdout, tc.reason) {
+				t.Fatalf("exit %d, output %q; want exit 2 and one NO VERDICT line mentioning %q", r.code, r.stdout+r.stderr, tc.reason)
+			}
+			if left, _ := os.ReadDir(r.results); len(left) > 0 {
+				t.Errorf("a refused command line left %d entries under results/", len(left))
+			}
+			if took > 2*time.Second {
+				t.Errorf("refused after %v, want under 2s", took.Round(time.Millisecond))
+			}
 		})
 	}
 }
