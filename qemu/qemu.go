@@ -245,6 +245,7 @@ type Boot struct {
 // Result is how a boot ended.
 type Result struct {
 	Command  []string
+	Started  time.Time // on the host's clock
 	Duration time.Duration
 	TimedOut bool
 	// Silent is set when the console said nothing for the quiet limit, and
@@ -342,8 +343,8 @@ func Run(ctx context.Context, b Boot) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Command: append([]string{b.Machine.Binary}, args...)}
 	start := time.Now()
+	res := &Result{Command: append([]string{b.Machine.Binary}, args...), Started: start}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}

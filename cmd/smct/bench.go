@@ -13,6 +13,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/bench"
+	"github.com/ftrace-stackmap/conformance/internal/page"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/results"
@@ -114,11 +115,17 @@ func runBench(ctx context.Context, o bench.Options, dir string, out outputs) out
 	if err == nil {
 		err = r.Save(file, last)
 	}
+	if err == nil {
+		var html []byte
+		if html, err = page.Render(r.Page(prev)); err == nil {
+			err = os.WriteFile(filepath.Join(dir, page.File), html, 0o644)
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(out.stderr, "bench: %v\n", err)
 		return withoutVerdict(table.String(), err.Error())
 	}
-	done := outcome{body: table.String() + fmt.Sprintf("\nfigures: %s, %s\n", file, last), passed: met, failed: missed, counted: true}
+	done := outcome{body: table.String() + fmt.Sprintf("\nfigures: %s, %s\npage:    %s\n", file, last, filepath.Join(dir, page.File)), passed: met, failed: missed, counted: true}
 	if len(o.Arches) < 2 {
 		done.skipped = 1 // the target for all arches at once
 	}

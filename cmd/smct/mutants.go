@@ -13,6 +13,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/mutants"
+	"github.com/ftrace-stackmap/conformance/internal/page"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
@@ -56,7 +57,14 @@ var mutantsCmd = command{
 			if err := os.WriteFile(filepath.Join(o.ResultsDir, "mutants.txt"), []byte(b.String()), 0o644); err != nil {
 				return refuseAt(out, "mutants", err)
 			}
-			fmt.Fprintf(&b, "results: %s\n", o.ResultsDir)
+			html, err := page.Render(mutants.Page(o.ResultsDir, rows))
+			if err == nil {
+				err = os.WriteFile(filepath.Join(o.ResultsDir, page.File), html, 0o644)
+			}
+			if err != nil {
+				return refuseAt(out, "mutants", err)
+			}
+			fmt.Fprintf(&b, "results: %s\npage:    %s\n", o.ResultsDir, filepath.Join(o.ResultsDir, page.File))
 			return mutantsOutcome(b.String(), rows, ok)
 		}
 	},

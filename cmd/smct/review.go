@@ -13,6 +13,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
+	"github.com/ftrace-stackmap/conformance/internal/page"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/internal/review"
@@ -96,7 +97,7 @@ func printReview(rv *review.Review, r *request, out outputs) outcome {
 	if r.run.Claims {
 		fmt.Fprintf(&b, "claims of the whole series: %s\n", filepath.Join(rv.Dir, review.ClaimsFile))
 	}
-	fmt.Fprintf(&b, "results: %s\n", rv.Dir)
+	fmt.Fprintf(&b, "results: %s\npage:    %s\n", rv.Dir, filepath.Join(rv.Dir, page.File))
 	o := outcome{body: b.String(), status: rv.Series.ExitCode(), counted: true}
 	o.passed, o.failed, o.skipped = rv.Series.Counts()
 	if o.status == exitNoVerdict {

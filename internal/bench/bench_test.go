@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/page"
 	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/results/golden"
 )
 
 func TestMedian(t *testing.T) {
@@ -136,4 +138,18 @@ func TestActorOps(t *testing.T) {
 	if got := actorOps(notes); got != 160 {
 		t.Errorf("actorOps() = %d, want 160", got)
 	}
+}
+
+// The bench's page from figures of a bench (a copy of a last.json), held to a golden
+// file that the browser test opens.
+func TestPageGolden(t *testing.T) {
+	r, err := Load("testdata/report.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, err := page.Render(r.Page(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "bench/"+page.File, string(html))
 }

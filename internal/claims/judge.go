@@ -32,9 +32,12 @@ type Claim struct {
 	Claimed  string  `json:"claimed"`
 	Measured string  `json:"measured"`
 	Value    float64 `json:"value"` // the measured figure, in Unit; 0 when none
-	Unit     string  `json:"unit,omitempty"`
-	Status   Status  `json:"status"`
-	Why      string  `json:"why"` // the rule that decided, or why nothing was measured
+	// ClaimedValue is the cover letter's figure in Unit, where it gives
+	// one to compare with; 0 when it does not.
+	ClaimedValue float64 `json:"claimed_value,omitempty"`
+	Unit         string  `json:"unit,omitempty"`
+	Status       Status  `json:"status"`
+	Why          string  `json:"why"` // the rule that decided, or why nothing was measured
 }
 
 // Boot is one claims boot as the host saw it.
@@ -229,11 +232,11 @@ func (r *Report) retention(s *Sample) {
 		r.missing("retention.span", "time span, "+tableWhat, "1.85x", err)
 	} else {
 		r.add(Claim{ID: "retention.events", What: "retained events, " + tableWhat, Claimed: "2.17x", Measured: fmt.Sprintf("%.2fx", events),
-			Value: round(events, 3), Unit: "x", Status: ratioStatus(events, claimedEvents), Why: ruleRatio})
+			Value: round(events, 3), ClaimedValue: claimedEvents, Unit: "x", Status: ratioStatus(events, claimedEvents), Why: ruleRatio})
 		r.add(Claim{ID: "retention.bytes", What: "bytes per event, " + tableWhat, Claimed: "2.17x", Measured: fmt.Sprintf("%.2fx", bytes),
-			Value: round(bytes, 3), Unit: "x", Status: ratioStatus(bytes, claimedBytes), Why: ruleRatio})
+			Value: round(bytes, 3), ClaimedValue: claimedBytes, Unit: "x", Status: ratioStatus(bytes, claimedBytes), Why: ruleRatio})
 		c := Claim{ID: "retention.span", What: "time span, " + tableWhat, Claimed: "1.85x", Measured: fmt.Sprintf("%.2fx", span),
-			Value: round(span, 3), Unit: "x", Status: ratioStatus(span, claimedSpan), Why: ruleRatio}
+			Value: round(span, 3), ClaimedValue: claimedSpan, Unit: "x", Status: ratioStatus(span, claimedSpan), Why: ruleRatio}
 		switch {
 		case span == 0:
 			c.Status, c.Measured, c.Why = CouldNotMeasure, "", "the events of the full-stack round carry no time span"
@@ -329,7 +332,7 @@ func (r *Report) pool(boots []Boot) {
 			st = NotReproduced
 		}
 		r.add(Claim{ID: want.id, What: what, Claimed: claimed, Measured: fmt.Sprintf("%.1f MB", float64(got)/(1<<20)),
-			Value: round(float64(got)/(1<<20), 2), Unit: "MB", Status: st, Why: rulePool})
+			Value: round(float64(got)/(1<<20), 2), ClaimedValue: float64(want.claimed) / (1 << 20), Unit: "MB", Status: st, Why: rulePool})
 	}
 	const eager = "the pool is allocated at boot, option on or not"
 	for _, b := range boots {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/page"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
@@ -159,14 +161,74 @@ func Report(dir string, cells []Cell) (string, int, error) {
 	var b strings.Builder
 	b.WriteString("\n")
 	worst := WriteTable(&b, cells)
-	fmt.Fprintf(&b, "\nresults: %s\n%s\n", dir, Totals(cells))
+	fmt.Fprintf(&b, "\nresults: %s\npage:    %s\n%s\n", dir, filepath.Join(dir, page.File), Totals(cells))
 	if err := os.WriteFile(filepath.Join(dir, TableFile), []byte(b.String()), 0o644); err != nil {
 		return b.String(), 2, err
 	}
 	if err := WriteKCIDB(dir, cells); err != nil {
 		return b.String(), 2, fmt.Errorf("writing %s: %w", results.KCIDBFile, err)
 	}
+	html, err := page.Render(Page(dir, cells))
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, page.File), html, 0o644)
+	}
+	if err != nil {
+		return b.String(), 2, fmt.Errorf("writing %s: %w", page.File, err)
+	}
 	return b.String(), worst, nil
+}
+
+// Page is the matrix's page: entries × arches, each cell its verdict and
+// counts, linked to the cell's own run page.
+func Page(dir string, cells []Cell) page.Page {
+	var entries, arches []string
+	byName := map[string]Cell{}
+	worst := 0
+	for _, c := range cells {
+		if !slices.Contains(entries, c.Entry) {
+			entries = append(entries, c.Entry)
+		}
+		if !slices.Contains(arches, c.archName()) {
+			arches = append(arches, c.archName())
+		}
+		byName[c.Entry+"/"+c.archName()] = c
+		worst = max(worst, c.Code())
+	}
+	t := &page.Table{Grid: true, Head: append([]string{"entry"}, arches...)}
+	for _, e := range entries {
+		row := []page.Cell{{Text: e}}
+		for _, a := range arches {
+			c, ok := byName[e+"/"+a]
+			if !ok {
+				row = append(row, page.Cell{})
+				continue
+			}
+			p, f, s := c.Totals()
+			cell := page.Result(classOf(c.Code()), c.Verdict())
+			cell.Text += fmt.Sprintf(" %d/%d/%d", p, f, s)
+			if c.Result != nil && c.Result.Dir != "" {
+				if rel, err := filepath.Rel(dir, filepath.Join(c.Result.Dir, page.File)); err == nil {
+					cell.Link = rel
+				}
+			}
+			row = append(row, cell)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return page.Page{Title: "stackmap conformance: the matrix", Verdict: Totals(cells), Class: classOf(worst),
+		Sections: []page.Section{{Heading: "Entries × arches", Table: t,
+			Text: []string{"Each cell: its verdict, then passed/failed/skipped; it links the cell's own run page."}}}}
+}
+
+// classOf is the class an exit status stands for.
+func classOf(code int) string {
+	switch code {
+	case 0:
+		return "PASS"
+	case 1:
+		return "FAIL"
+	}
+	return "UNRESOLVED"
 }
 
 // WriteKCIDB writes the matrix's kcidb.json into dir: the runs of all its

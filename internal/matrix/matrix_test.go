@@ -14,7 +14,9 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/korigin"
+	"github.com/ftrace-stackmap/conformance/internal/page"
 	"github.com/ftrace-stackmap/conformance/internal/results"
+	"github.com/ftrace-stackmap/conformance/internal/results/golden"
 	"github.com/ftrace-stackmap/conformance/internal/results/kcidbschema"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
@@ -101,4 +103,21 @@ func TestWriteKCIDB(t *testing.T) {
 	if id, _ := doc.Tests[0]["id"].(string); !strings.HasPrefix(id, "lab_1:") {
 		t.Errorf("test id %q, want KCIDB_ORIGIN's", id)
 	}
+}
+
+// The matrix's page: entries × arches, a cell per run, held to a golden
+// file that the browser test opens.
+func TestPageGolden(t *testing.T) {
+	cells := []Cell{
+		{Entry: "debian-6.12", Arch: arch.MustLookup("arm64"), Result: result(contract.Pass, contract.Unsupported)},
+		{Entry: "debian-6.12", Arch: arch.MustLookup("x86_64"), Result: result(contract.Pass, contract.Fail)},
+		{Entry: "reference", Arch: arch.MustLookup("arm64"), Result: result(contract.Pass, contract.Pass)},
+		{Entry: "reference", Arch: arch.MustLookup("x86_64"), Err: errors.New("guest kernel panicked")},
+	}
+	cells[0].Result.RequiredWhy = "images.lock: debian-6.12 has_stackmap: false"
+	html, err := page.Render(Page(t.TempDir(), cells))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "matrix/"+page.File, string(html))
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/kernellog"
+	"github.com/ftrace-stackmap/conformance/internal/page"
+	"github.com/ftrace-stackmap/conformance/internal/results/golden"
 )
 
 func TestCaught(t *testing.T) {
@@ -189,4 +191,23 @@ func TestReportedIn(t *testing.T) {
 			t.Errorf("reportedIn(%s) = %q, want %q", kind, got, want)
 		}
 	}
+}
+
+// The mutants' page: a row per fault, its verdict a cell, held to a golden
+// file that the browser test opens.
+func TestPageGolden(t *testing.T) {
+	rows := []Row{
+		{},
+		{Fault: "id_neighbour", Want: "SM-TRACE-01", Failed: []string{"SM-TRACE-01"}},
+		{Fault: "bin_addrs", Want: "SM-BIN-03", Failed: []string{"SM-BIN-03"}, Unresolved: []string{"SM-TRACE-01"}},
+		{Fault: "text_order", Want: "SM-TEXT-01", Failed: []string{"SM-TEXT-01", "SM-STAT-03"}},
+		{Fault: "pool_short_one", Want: "SM-STAT-03"},
+		{Fault: "bare_symbols", Variant: true},
+		{Fault: "lock_order", Checker: "lockdep", Err: errors.New("boot default: the kernel panicked")},
+	}
+	html, err := page.Render(Page(t.TempDir(), rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "mutants/"+page.File, string(html))
 }

@@ -222,7 +222,7 @@ func claimsEvidence(res *Result) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nwhat the series claims, measured (%s; no effect on the verdict):\n", strings.TrimPrefix(r.Line(), "claims: "))
+	b.WriteString("\n" + report.Wrap("", "  ", fmt.Sprintf("what the series claims, measured (%s; no effect on the verdict):", strings.TrimPrefix(r.Line(), "claims: "))))
 	if r.Emulated {
 		b.WriteString(report.Wrap("  ", "  ", "emulated (TCG): times are not hardware times"))
 	}

@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/claims"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/dumpcheck"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/korigin"
+	"github.com/ftrace-stackmap/conformance/internal/page"
 	"github.com/ftrace-stackmap/conformance/internal/results/golden"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/qemu"
@@ -24,7 +26,7 @@ import (
 // (kcidb_test.go holds their kcidb.json to KCIDB's schema too).
 func TestGolden(t *testing.T) {
 	t.Setenv(KCIDBOriginEnv, "") // the default origin, whatever the caller's
-	for name, res := range map[string]*Result{"pass": passingRun(), "fail": failingRun(), "noverdict": noVerdictRun()} {
+	for name, res := range map[string]*Result{"pass": passingRun(), "fail": failingRun(), "noverdict": noVerdictRun(), "claims": claimsRun(t)} {
 		t.Run(name, func(t *testing.T) {
 			t.Chdir(t.TempDir()) // res.Dir is relative, as qemu-test's is
 			if err := os.MkdirAll(res.Dir, 0o755); err != nil {
@@ -35,12 +37,19 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden.Check(t, name+"/"+SummaryFile, report.Plain(summary)) // as qemu-test prints it
-			for _, f := range []string{SummaryFile, KTAPFile, JUnitFile, EvidenceFile, VerdictFile, KCIDBFile} {
+			for _, f := range []string{SummaryFile, KTAPFile, JUnitFile, EvidenceFile, VerdictFile, KCIDBFile, page.File} {
 				b, err := os.ReadFile(filepath.Join(res.Dir, f))
 				if err != nil {
 					t.Fatal(err)
 				}
 				golden.Check(t, name+"/"+f, string(b))
+			}
+			if res.Claims != nil {
+				b, err := os.ReadFile(filepath.Join(res.Dir, ClaimsJSONFile))
+				if err != nil {
+					t.Fatal(err)
+				}
+				golden.Check(t, name+"/"+ClaimsJSONFile, string(b))
 			}
 			b, _ := os.ReadFile(filepath.Join(res.Dir, EvidenceFile))
 			checkMail(t, string(b))
@@ -49,6 +58,18 @@ func TestGolden(t *testing.T) {
 }
 
 var started = time.Date(2026, 11, 22, 16, 45, 52, 0, time.UTC)
+
+// claimsRun is a passing run that measured the claims too (CLAIMS=1),
+// from a sample the guest took.
+func claimsRun(t *testing.T) *Result {
+	r, err := claims.JudgeSampleFile("../claims/testdata/sample-arm64.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := passingRun()
+	res.Request.Claims, res.Claims = true, &r
+	return res
+}
 
 func took(sp report.Spec, d time.Duration) report.Spec { sp.Duration = d; return sp }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/dumpcheck"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
+	"github.com/ftrace-stackmap/conformance/internal/page"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
@@ -62,6 +63,7 @@ func Text(res *Result) string {
 	}
 	fmt.Fprintf(&b, "\nresults: %s\n", res.Dir)
 	fmt.Fprintf(&b, "evidence: %s\n", filepath.Join(res.Dir, EvidenceFile))
+	fmt.Fprintf(&b, "page:     %s\n", filepath.Join(res.Dir, page.File))
 	b.WriteString(res.ClosingLine() + "\n")
 	return b.String()
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ftrace-stackmap/conformance/internal/page"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
@@ -62,12 +63,21 @@ func write(res *Result) (string, error) {
 	} {
 		errs = append(errs, os.WriteFile(filepath.Join(res.Dir, f.name), []byte(report.Plain(f.text)), 0o644))
 	}
-	errs = append(errs, writeClaims(res))
+	errs = append(errs, writeClaims(res), writePage(res))
 	origin, err := KCIDBOrigin()
 	if err == nil {
 		err = WriteKCIDB(res.Dir, origin, res)
 	}
 	return summary, errors.Join(append(errs, err)...)
+}
+
+// writePage writes the run's page, index.html.
+func writePage(res *Result) error {
+	html, err := page.Render(Page(res))
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(res.Dir, page.File), html, 0o644)
 }
 
 // writeClaims writes claims.txt and claims.json when the run measured

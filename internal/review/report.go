@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/page"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
@@ -411,10 +412,15 @@ func (w *Walk) Write() error {
 	if err != nil {
 		return err
 	}
+	html, err := page.Render(w.Page())
+	if err != nil {
+		return err
+	}
 	files := map[string][]byte{
 		"series.txt":      []byte(w.Text()),
 		"series.json":     js,
 		"series-ktap.txt": []byte(w.KTAP()),
+		page.File:         html,
 	}
 	if len(w.wholeClaims()) > 0 {
 		files[ClaimsFile] = []byte(w.ClaimsText())

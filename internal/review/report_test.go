@@ -13,6 +13,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
+	"github.com/ftrace-stackmap/conformance/internal/page"
 	"github.com/ftrace-stackmap/conformance/internal/results/golden"
 )
 
@@ -85,7 +86,7 @@ func TestWalkGolden(t *testing.T) {
 	if err := w.Write(); err != nil {
 		t.Fatal(err)
 	}
-	names := []string{"series.txt", "series-ktap.txt", "evidence-cover.txt"}
+	names := []string{"series.txt", "series-ktap.txt", "evidence-cover.txt", page.File}
 	for k := 1; k <= len(w.Series.Patches); k++ {
 		names = append(names, fmt.Sprintf("evidence-patch-%d.txt", k))
 	}
