@@ -21,14 +21,13 @@ func (r *Report) Page(prev *Report) page.Page {
 	met, missed := 0, 0
 	targets := &page.Bars{Caption: "Each target's value (bar) against its limit (dashed mark), seconds", Unit: "s"}
 	for _, t := range r.Targets {
-		class := "not-met"
-		switch {
-		case !r.Judged():
-			class = ""
-		case t.Met:
+		class := ""
+		switch r.verdict(t) {
+		case "met":
 			class = "met"
 			met++
-		default:
+		case "NOT MET":
+			class = "not-met"
 			missed++
 		}
 		targets.Bars = append(targets.Bars, page.Bar{Label: t.Name, Value: t.Value, Reference: t.Limit, RefLabel: "limit", Class: class})

@@ -137,19 +137,28 @@ func (r *Report) WriteTable(w io.Writer, prev *Report) (met, missed int) {
 	}
 	fmt.Fprintf(w, "\n%-*s  %14s  %14s  %6s\n", width, "target", "value", "limit", "ratio")
 	for _, t := range r.Targets {
-		verdict := "met"
-		switch {
-		case !r.Judged():
-			verdict = "not judged: the plain lane's target"
-		case t.Met:
+		verdict := r.verdict(t)
+		switch verdict {
+		case "met":
 			met++
-		default:
-			verdict = "NOT MET"
+		case "NOT MET":
 			missed++
 		}
 		fmt.Fprintf(w, "%-*s  %14s  %14s  %5.2fx  %s\n", width, t.Name, format(t.Value, "s"), format(t.Limit, "s"), t.Ratio, verdict)
 	}
 	return met, missed
+}
+
+// verdict is how a target stands: "met", "NOT MET", or not judged in a
+// lane whose targets are not its own.
+func (r *Report) verdict(t Target) string {
+	switch {
+	case !r.Judged():
+		return "not judged: the plain lane's target"
+	case t.Met:
+		return "met"
+	}
+	return "NOT MET"
 }
 
 // Judged says whether the targets hold the report to account: they are

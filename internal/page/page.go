@@ -143,6 +143,12 @@ const (
 	rowHeight  = 22
 )
 
+// chartStart opens a chart's SVG of height h, its caption its title.
+func chartStart(s *strings.Builder, h int, caption string) {
+	fmt.Fprintf(s, `<svg class="chart" role="img" width="%d" height="%d" viewBox="0 0 %d %d" xmlns="http://www.w3.org/2000/svg">`, chartWidth, h, chartWidth, h)
+	fmt.Fprintf(s, "<title>%s</title>", template.HTMLEscapeString(caption))
+}
+
 // barsSVG draws a bar per figure with its reference as a line; each bar
 // and mark carries its number as a title and a label.
 func barsSVG(c *Bars) template.HTML {
@@ -156,8 +162,7 @@ func barsSVG(c *Bars) template.HTML {
 	plot := float64(chartWidth - labelWidth - 120)
 	h := rowHeight*len(c.Bars) + 10
 	var s strings.Builder
-	fmt.Fprintf(&s, `<svg class="chart" role="img" width="%d" height="%d" viewBox="0 0 %d %d" xmlns="http://www.w3.org/2000/svg">`, chartWidth, h, chartWidth, h)
-	fmt.Fprintf(&s, "<title>%s</title>", template.HTMLEscapeString(c.Caption))
+	chartStart(&s, h, c.Caption)
 	for i, b := range c.Bars {
 		y := 5 + i*rowHeight
 		w := b.Value / scale * plot
@@ -190,8 +195,7 @@ func timelineSVG(t *Timeline) template.HTML {
 	plot := float64(chartWidth - labelWidth - 80)
 	h := rowHeight*len(t.Rows) + 24
 	var s strings.Builder
-	fmt.Fprintf(&s, `<svg class="chart" role="img" width="%d" height="%d" viewBox="0 0 %d %d" xmlns="http://www.w3.org/2000/svg">`, chartWidth, h, chartWidth, h)
-	fmt.Fprintf(&s, "<title>%s</title>", template.HTMLEscapeString(t.Caption))
+	chartStart(&s, h, t.Caption)
 	for i, r := range t.Rows {
 		y := 5 + i*rowHeight
 		x := float64(labelWidth) + r.Start/end*plot
