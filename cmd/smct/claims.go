@@ -6,8 +6,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"path/filepath"
 
 	"github.com/ftrace-stackmap/conformance/internal/claims"
+	"github.com/ftrace-stackmap/conformance/internal/page"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
@@ -43,7 +45,8 @@ var claimsCmd = command{
 			if err := results.WriteClaimsRun(res); err != nil {
 				return withoutVerdict(body, "writing the claims' reports: "+err.Error())
 			}
-			body += res.Claims.Text()
+			// Where the reports are, just above the closing line.
+			body = res.Claims.Text() + body + fmt.Sprintf("page:    %s\n", filepath.Join(res.Dir, page.File))
 			if !res.Claims.Measured() {
 				return withoutVerdict(body, "no claims boot brought back a measurement")
 			}

@@ -120,7 +120,7 @@ const (
 	ruleFall   = "reproduced when, with the option on, every stack deeper than 64 frames is recorded in full and none under an id"
 	ruleEager  = "reproduced when the pool is there at boot with the option never set"
 	ruleDedup  = "measured, not judged: the series gives no figure for a small number"
-	ruleLookup = "reproduced when every <stack_id N> of trace names a block of stack_map, every block's ref count is the number of events under its id (at least, when the ring buffer lost events), and the ids of a split stack add up to its events"
+	ruleLookup = "reproduced when every <stack_id N> of trace names a block of stack_map, every block's ref count is the number of events under its id (at least, when the ring buffer lost events), the ids of a split stack add up to its events, and each id names the stack a twin instance captured for the same event"
 )
 
 // Judge measures each claim against the boots' samples.

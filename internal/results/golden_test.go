@@ -57,6 +57,28 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// TestGoldenClaimsRun holds what make claims writes: the claims alone,
+// their page and their KCIDB data.
+func TestGoldenClaimsRun(t *testing.T) {
+	t.Setenv(KCIDBOriginEnv, "")
+	res := claimsRun(t)
+	res.Plans, res.Summary.Specs = nil, nil // no spec runs in a claims run
+	t.Chdir(t.TempDir())
+	if err := os.MkdirAll(res.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteClaimsRun(res); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{ClaimsFile, ClaimsJSONFile, KCIDBFile, page.File} {
+		b, err := os.ReadFile(filepath.Join(res.Dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden.Check(t, "claimsrun/"+f, string(b))
+	}
+}
+
 var started = time.Date(2026, 11, 22, 16, 45, 52, 0, time.UTC)
 
 // claimsRun is a passing run that measured the claims too (CLAIMS=1),

@@ -59,6 +59,29 @@ func Page(res *Result) page.Page {
 	return p
 }
 
+// ClaimsPage is a claims run's page (make claims): the measurements as
+// charts beside the cover letter's figures, and every claim. Claims set
+// no verdict: the page's headline is what was measured.
+func ClaimsPage(res *Result) page.Page {
+	r := *res.Claims
+	class := string(contract.Pass)
+	if !r.Measured() {
+		class = string(contract.Unresolved)
+	}
+	return page.Page{
+		Title:   "stackmap claims: measured on " + res.Request.Arch.Name,
+		Verdict: r.Line() + " — claims never set a conformance verdict",
+		Class:   class,
+		Facts: []page.Fact{
+			{Name: "kernel", Value: cmpOr(res.Summary.Kernel, res.Kernel)},
+			{Name: "image", Value: res.Source + " sha256 " + res.KernelSHA},
+			{Name: "machine", Value: res.Machine},
+			{Name: "make it again", Value: ReproduceClaims(res), Code: true},
+		},
+		Sections: ClaimsSections(r),
+	}
+}
+
 // verdictClass is the class a run's exit status stands for.
 func verdictClass(code int) string {
 	switch code {
@@ -283,7 +306,11 @@ func ClaimsSections(r claims.Report) []page.Section {
 		b.Bars = append(b.Bars, page.Bar{Label: c.ID, Value: c.Value, Reference: c.ClaimedValue, RefLabel: "claimed", Class: claimClass(c.Status)})
 	}
 	for _, u := range units {
-		out = append(out, page.Section{Heading: "The claims, " + u, Bars: byUnit[u]})
+		name := u
+		if u == "x" {
+			name = "ratios (x)"
+		}
+		out = append(out, page.Section{Heading: "The claims in " + name, Bars: byUnit[u]})
 	}
 	if len(r.Rows) > 0 {
 		b := &page.Bars{Caption: "Events the ring buffer retained, per workload, stackmap off and on", Unit: "events"}

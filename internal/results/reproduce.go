@@ -17,7 +17,18 @@ const defaultTimeout = 5 * time.Minute
 // Reproduce is the command that makes the run again from the project's
 // root: make's when it can express the options, else smct's own.
 func Reproduce(res *Result) string {
+	return reproduce(res, "qemu-test")
+}
+
+// ReproduceClaims is the command that measures a claims run again (make
+// claims): the kernel, lane, profile and time limit; no spec is run.
+func ReproduceClaims(res *Result) string {
+	return reproduce(res, "claims")
+}
+
+func reproduce(res *Result, target string) string {
 	o := res.Request
+	specs := target == "qemu-test"
 	type opt struct{ makeVar, flag, value string }
 	opts := []opt{{"ARCH", "-arch", o.Arch.Name}}
 	switch {
@@ -35,28 +46,28 @@ func Reproduce(res *Result) string {
 		opts = append(opts, opt{"SANITIZE", "-sanitize", "1"})
 	}
 	opts = append(opts, opt{"PROFILE", "-profile", o.Profile.String()})
-	if o.Labels != "" {
+	if o.Labels != "" && specs {
 		opts = append(opts, opt{"LABELS", "-labels", o.Labels})
 	}
-	if o.FtraceDir != "" {
+	if o.FtraceDir != "" && specs {
 		opts = append(opts, opt{"FTRACETEST", "-ftracetest", o.FtraceDir})
 		if o.FtraceMatch != DefaultFtraceMatch {
 			opts = append(opts, opt{"FTRACETEST_MATCH", "-ftracetest-match", o.FtraceMatch})
 		}
 	}
-	if o.Seed != 0 {
+	if o.Seed != 0 && specs {
 		opts = append(opts, opt{"SEED", "-seed", fmt.Sprint(o.Seed)})
 	}
-	if o.Require != report.RequireAuto {
+	if o.Require != report.RequireAuto && specs {
 		opts = append(opts, opt{"REQUIRE", "-require-feature", o.Require.String()})
 	}
 	if o.Timeout != 0 && o.Timeout != defaultTimeout {
 		opts = append(opts, opt{"TIMEOUT", "-timeout", o.Timeout.String()})
 	}
-	words := []string{"make", "qemu-test"}
+	words := []string{"make", target}
 	if len(o.BootArgs) > 0 {
 		// make has no variable for extra kernel command line words.
-		words = []string{"go", "run", "./cmd/smct", "qemu-test"}
+		words = []string{"go", "run", "./cmd/smct", target}
 		opts = append(opts, opt{"", "-append", strings.Join(o.BootArgs, " ")})
 	}
 	for _, op := range opts {

@@ -97,9 +97,17 @@ func writeClaims(res *Result) error {
 }
 
 // WriteClaimsRun writes the reports of a claims run alone (make claims):
-// claims.txt, claims.json and the KCIDB data of its measurements.
+// claims.txt, claims.json, its page and the KCIDB data of its
+// measurements.
 func WriteClaimsRun(res *Result) error {
 	if err := writeClaims(res); err != nil {
+		return err
+	}
+	html, err := page.Render(ClaimsPage(res))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(res.Dir, page.File), html, 0o644); err != nil {
 		return err
 	}
 	origin, err := KCIDBOrigin()

@@ -5,6 +5,7 @@ package review
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/page"
@@ -27,7 +28,7 @@ func (w *Walk) Page() page.Page {
 		Title:   "stackmap conformance: the series " + w.Series.Name + " walked patch by patch",
 		Verdict: fmt.Sprintf("%s — %d prefixes passed, %d failed, %d not judged", w.Verdict(), pass, fail, skip),
 		Class:   class,
-		Facts:   []page.Fact{{Name: "tree", Value: w.Tree + " at " + w.Commit}, {Name: "arches", Value: fmt.Sprint(w.Arches)}, {Name: "took", Value: w.Wall.Round(1e9).String()}},
+		Facts:   []page.Fact{{Name: "tree", Value: w.Tree + " at " + w.Commit}, {Name: "arches", Value: strings.Join(w.Arches, ", ")}, {Name: "took", Value: w.Wall.Round(1e9).String()}},
 	}
 	for _, arch := range w.Arches {
 		steps := w.Steps[arch]
