@@ -10,12 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/onsi/ginkgo/v2/types"
-
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/page"
 	"github.com/ftrace-stackmap/conformance/internal/results"
-	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/internal/review"
 )
 
@@ -62,10 +59,6 @@ var reviewCmd = command{
 func readSeries(r *request, series, against, tree, base string) (review.Series, *review.Series, error) {
 	if series == "" || tree == "" {
 		return review.Series{}, nil, errors.New("give -series (SERIES=) and -tree (TREE=)")
-	}
-	// Checked now, not once per prefix after its build.
-	if _, err := types.ParseLabelFilter(r.run.Labels); err != nil {
-		return review.Series{}, nil, fmt.Errorf("-labels %q: %s", r.run.Labels, report.OneLine(err.Error()))
 	}
 	for _, a := range r.arches {
 		if err := kbuild.CheckTree(tree, a); err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
+	"github.com/ftrace-stackmap/conformance/internal/labels"
 	"github.com/ftrace-stackmap/conformance/internal/matrix"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
@@ -189,7 +190,7 @@ const benchTorture = time.Minute
 // per second, from the actor table its spec notes.
 func (m *measure) torture(ctx context.Context, a arch.Arch) error {
 	base := m.o.base()
-	base.Labels, base.Torture = contract.LabelTorture, benchTorture
+	base.Labels, base.Torture = labels.MustParse(contract.LabelTorture), benchTorture
 	end := m.o.Progress.Step("%s: torture for %s", a.Name, benchTorture)
 	res, err := m.qemuTest(ctx, base, a)
 	end(err)
@@ -280,7 +281,7 @@ func (m *measure) matrix(ctx context.Context) error {
 
 func (o Options) base() qemutest.Options {
 	b := o.Base
-	b.Profile, b.Labels = contract.ProfileV4, ""
+	b.Profile, b.Labels = contract.ProfileV4, labels.Filter{}
 	return b
 }
 

@@ -2,7 +2,11 @@
 
 package contract
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/ftrace-stackmap/conformance/internal/labels"
+)
 
 // A BootPlan is one boot of a run: extra kernel command line words and the
 // specs that need them. Requirements about boot parameters need boots of
@@ -10,9 +14,11 @@ import "slices"
 type BootPlan struct {
 	Name   string
 	Append []string
-	Labels string // Ginkgo label filter selecting this boot's specs
-	CPUs   int    // 0 means one
-	OptIn  bool   // made only when LABELS= names its label
+	Labels labels.Filter // selects this boot's specs
+	CPUs   int           // 0 means one
+	// OptIn is the label a user's filter asks for to make this boot;
+	// "" for a boot every run makes.
+	OptIn string
 }
 
 // DefaultBoot names the boot without parameters of its own, where most
@@ -27,29 +33,29 @@ func (p BootPlan) IsDefault() bool { return p.Name == DefaultBoot }
 // number: a word, a sign, digits with more after them (SM-BOOT-02), and the bare parameter (SM-BOOT-03); the full-map
 // boot fills the smallest map.
 var plans = []BootPlan{
-	{Name: DefaultBoot, Labels: "!" + LabelNeedsBoot + " && !" + LabelStress + " && !" + LabelTorture},
-	{Name: "trace-options", Append: []string{"trace_options=stackmap,stacktrace"}, Labels: "SM-BOOT-01"},
-	{Name: "bits-12", Append: []string{"ftrace_stackmap.bits=12"}, Labels: "SM-BOOT-02"},
-	{Name: "bits-hex", Append: []string{"ftrace_stackmap.bits=0x10"}, Labels: "SM-BOOT-02"},
-	{Name: "bits-30", Append: []string{"ftrace_stackmap.bits=30"}, Labels: "SM-BOOT-02"},
-	{Name: "bits-3", Append: []string{"ftrace_stackmap.bits=3"}, Labels: "SM-BOOT-02"},
-	{Name: "bits-word", Append: []string{"ftrace_stackmap.bits=many"}, Labels: "SM-BOOT-02"},
-	{Name: "bits-minus", Append: []string{"ftrace_stackmap.bits=-5"}, Labels: "SM-BOOT-02"},
-	{Name: "bits-trailing", Append: []string{"ftrace_stackmap.bits=12abc"}, Labels: "SM-BOOT-02"},
-	{Name: "bits-bare", Append: []string{"ftrace_stackmap.bits"}, Labels: "SM-BOOT-03"},
+	{Name: DefaultBoot, Labels: labels.MustParse("!" + LabelNeedsBoot + " && !" + LabelStress + " && !" + LabelTorture)},
+	{Name: "trace-options", Append: []string{"trace_options=stackmap,stacktrace"}, Labels: labels.MustParse("SM-BOOT-01")},
+	{Name: "bits-12", Append: []string{"ftrace_stackmap.bits=12"}, Labels: labels.MustParse("SM-BOOT-02")},
+	{Name: "bits-hex", Append: []string{"ftrace_stackmap.bits=0x10"}, Labels: labels.MustParse("SM-BOOT-02")},
+	{Name: "bits-30", Append: []string{"ftrace_stackmap.bits=30"}, Labels: labels.MustParse("SM-BOOT-02")},
+	{Name: "bits-3", Append: []string{"ftrace_stackmap.bits=3"}, Labels: labels.MustParse("SM-BOOT-02")},
+	{Name: "bits-word", Append: []string{"ftrace_stackmap.bits=many"}, Labels: labels.MustParse("SM-BOOT-02")},
+	{Name: "bits-minus", Append: []string{"ftrace_stackmap.bits=-5"}, Labels: labels.MustParse("SM-BOOT-02")},
+	{Name: "bits-trailing", Append: []string{"ftrace_stackmap.bits=12abc"}, Labels: labels.MustParse("SM-BOOT-02")},
+	{Name: "bits-bare", Append: []string{"ftrace_stackmap.bits"}, Labels: labels.MustParse("SM-BOOT-03")},
 	// The smallest map, on one CPU, filled past its capacity: drops, the
 	// success rate and the exports at capacity, and a reset of a full map.
-	{Name: "full-map", Append: []string{"ftrace_stackmap.bits=10"}, Labels: LabelFullMap},
+	{Name: "full-map", Append: []string{"ftrace_stackmap.bits=10"}, Labels: labels.MustParse(LabelFullMap)},
 	// A second CPU, to take off line and back with the map in use.
-	{Name: "two-cpus", Labels: LabelTwoCPUs, CPUs: 2},
+	{Name: "two-cpus", Labels: labels.MustParse(LabelTwoCPUs), CPUs: 2},
 	// The hot path under load, on two CPUs, with the smallest map so that
 	// it fills and the full-stack fallback runs too: `make stress`.
-	{Name: "stress", Append: []string{"ftrace_stackmap.bits=10"}, Labels: LabelStress, CPUs: 2, OptIn: true},
+	{Name: "stress", Append: []string{"ftrace_stackmap.bits=10"}, Labels: labels.MustParse(LabelStress), CPUs: 2, OptIn: LabelStress},
 	// The series' operating model: stackmap and stacks on from the command
 	// line with an event enabled there, the smallest map, two CPUs, actors
 	// for as long as asked: `make torture`.
 	{Name: "torture", Append: []string{"trace_options=stackmap,stacktrace", "trace_event=sched:sched_process_exec", "ftrace_stackmap.bits=10"},
-		Labels: LabelTorture, CPUs: 2, OptIn: true},
+		Labels: labels.MustParse(LabelTorture), CPUs: 2, OptIn: LabelTorture},
 }
 
 // Plans are the boots a full run makes, default first: a copy, so no
@@ -57,12 +63,7 @@ var plans = []BootPlan{
 func Plans() []BootPlan { return slices.Clone(plans) }
 
 // Filter is the boot's label filter narrowed by the user's.
-func (p BootPlan) Filter(user string) string {
-	if user == "" {
-		return p.Labels
-	}
-	return "(" + user + ") && (" + p.Labels + ")"
-}
+func (p BootPlan) Filter(user labels.Filter) labels.Filter { return user.And(p.Labels) }
 
 // Prefixed names a spec's containers after the boot that runs it; the
 // default boot's specs keep their own names.

@@ -95,6 +95,7 @@ func runDir(o qemutest.Options, desc *Description) (*results.Result, error) {
 	if desc != nil {
 		res.Request, res.Kernel, res.Entry, res.Source, res.KernelSHA = desc.Request, desc.Kernel, desc.Entry, desc.Source, desc.KernelSHA
 		res.Required, res.RequiredWhy, res.Suite, res.Plans, res.Sanitized = desc.Required, desc.RequiredWhy, desc.Suite, desc.Plans, desc.Sanitized
+		res.Derived = desc.Derived
 		archName = desc.Request.Arch.Name
 	}
 	var err error

@@ -15,19 +15,20 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/labels"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 )
 
 func testRequest() results.Request {
-	return results.Request{Arch: arch.MustLookup("x86_64"), Profile: contract.ProfileV4, Labels: "BASE-ONOFF-01 || SM-RESET-01", Seed: 5, Timeout: 5 * time.Minute}
+	return results.Request{Arch: arch.MustLookup("x86_64"), Profile: contract.ProfileV4, Labels: labels.MustParse("BASE-ONOFF-01 || SM-RESET-01"), Seed: 5, Timeout: 5 * time.Minute}
 }
 
-func testDescription(labels string) Description {
+func testDescription(filter string) Description {
 	o := testRequest()
-	if labels != "" {
-		o.Labels = labels
+	if filter != "" {
+		o.Labels = labels.MustParse(filter)
 	}
 	return Description{Job: "stackmap conformance reference x86_64 (profile v4, seed 5)", Request: o, Entry: "reference",
 		Source: "IMAGE=reference (built from kernel/)", KernelSHA: strings.Repeat("0f", 32), Required: true,
@@ -152,7 +153,7 @@ func TestResultsOfABootThatDied(t *testing.T) {
 			boots = append(boots, fakeBoot{name: p.Name, specs: []fakeSpec{pass("BASE-ONOFF-01")}})
 		case p.Name == "bits-30":
 			boots = append(boots, fakeBoot{name: p.Name, panic: true})
-		case p.Labels == "SM-BOOT-02":
+		case p.Labels.String() == "SM-BOOT-02":
 			boots = append(boots, fakeBoot{name: p.Name, specs: []fakeSpec{pass("SM-BOOT-02")}})
 		}
 	}

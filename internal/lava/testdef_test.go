@@ -142,7 +142,7 @@ func TestDefaultLabelsAreTheDefaultBoots(t *testing.T) {
 	var want string
 	for _, p := range contract.Plans() {
 		if p.IsDefault() {
-			want = p.Labels
+			want = p.Labels.String()
 		}
 	}
 	data, err := os.ReadFile(testdef)

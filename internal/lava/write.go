@@ -35,6 +35,8 @@ type Description struct {
 	Suite       string   // the suite's repository and commit
 	Plans       []string // the boots the run was to make
 	Sanitized   string   `json:",omitempty"` // how the kernel is sanitized (SANITIZE=1)
+	// Derived is what the maker's run decided from Request and the kernel.
+	Derived results.Derived
 }
 
 // Files are a job written: job.yaml, device.yaml and the artefacts, in Dir.
@@ -55,7 +57,7 @@ func Write(dir string, p *qemutest.Planned, j Job) (*Files, error) {
 	res := p.Result
 	desc, err := json.Marshal(Description{Job: j.Name, Request: res.Request, Kernel: res.Kernel, Entry: res.Entry, Source: res.Source,
 		KernelSHA: res.KernelSHA, Required: res.Required, RequiredWhy: res.RequiredWhy, Suite: res.Suite, Plans: res.Plans,
-		Sanitized: res.Sanitized})
+		Sanitized: res.Sanitized, Derived: res.Derived})
 	if err != nil {
 		return nil, err
 	}
@@ -120,8 +122,8 @@ func metadata(res *results.Result) map[string]string {
 	o := res.Request
 	m := map[string]string{"stackmap.kernel": res.Source, "stackmap.kernel.sha256": res.KernelSHA,
 		"stackmap.profile": o.Profile.String(), "stackmap.seed": fmt.Sprint(o.Seed), "stackmap.suite": res.Suite}
-	if o.Labels != "" {
-		m["stackmap.labels"] = o.Labels
+	if !o.Labels.IsZero() {
+		m["stackmap.labels"] = o.Labels.String()
 	}
 	if res.RequiredWhy != "" {
 		m["stackmap.require"] = fmt.Sprintf("%v (%s)", res.Required, res.RequiredWhy)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/initramfs"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/labels"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/qemu"
@@ -19,7 +20,7 @@ import (
 // bootOnce makes one boot of a plan, its steps shown on rep, and judges
 // what came back. It returns what the console carried (also when the
 // judging failed, for the kernel's log), how QEMU ended, and the console.
-func (r *run) bootOnce(ctx context.Context, plan contract.BootPlan, filter string, st *selftestSetup, rep *progress.Reporter) (*Carried, *qemu.Result, []byte, error) {
+func (r *run) bootOnce(ctx context.Context, plan contract.BootPlan, filter labels.Filter, st *selftestSetup, rep *progress.Reporter) (*Carried, *qemu.Result, []byte, error) {
 	dir := filepath.Join(r.res.Dir, "boots", plan.Name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, nil, failed("making the boot directory", err)
@@ -65,16 +66,16 @@ func (r *run) bootOnce(ctx context.Context, plan contract.BootPlan, filter strin
 
 // A booter makes a plan's boot, its console saved in dir/console.log and
 // added to the run's, and says how it ended and what the console showed.
-type booter func(ctx context.Context, plan contract.BootPlan, filter string, st *selftestSetup, dir string, rep *progress.Reporter) (*qemu.Result, []byte, error)
+type booter func(ctx context.Context, plan contract.BootPlan, filter labels.Filter, st *selftestSetup, dir string, rep *progress.Reporter) (*qemu.Result, []byte, error)
 
 // bootHere boots a plan under QEMU on this machine.
-func (r *run) bootHere(ctx context.Context, plan contract.BootPlan, filter string, st *selftestSetup, dir string, rep *progress.Reporter) (*qemu.Result, []byte, error) {
+func (r *run) bootHere(ctx context.Context, plan contract.BootPlan, filter labels.Filter, st *selftestSetup, dir string, rep *progress.Reporter) (*qemu.Result, []byte, error) {
 	o := r.o
 	initrd := filepath.Join(dir, "initrd.cpio")
 	if !o.Keep {
 		defer os.Remove(initrd) // big, and rebuilt in well under a second
 	}
-	cfg, extra := o.runConfig(plan.Name, filter, st)
+	cfg, extra := o.runConfig(plan.Name, filter, st, r.res.Derived.Timeout)
 	if err := initramfs.WithRunConfig(r.base, initrd, cfg, extra...); err != nil {
 		return nil, nil, failed("writing the run configuration", err)
 	}

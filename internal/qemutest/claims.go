@@ -77,7 +77,7 @@ func (r *run) claimsBoot(ctx context.Context, pb claims.PlanBoot, rep *progress.
 	}
 	initrd := filepath.Join(dir, "initrd.cpio")
 	defer os.Remove(initrd)
-	cfg := guest.RunConfig{Claims: true, TimeoutSeconds: max(1, int(guestTimeout(r.o.Timeout).Seconds())),
+	cfg := guest.RunConfig{Claims: true, TimeoutSeconds: max(1, int(guestTimeout(r.res.Derived.Timeout).Seconds())),
 		Args: []string{"-smct.claims=" + strings.Join(pb.Parts, ","), "-smct.workload=" + guest.WorkloadPath,
 			"-smct.claims-out=" + filepath.Join(guest.CaptureDir, claims.SampleFile)}}
 	if err := initramfs.WithRunConfig(r.base, initrd, cfg); err != nil {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/labels"
+	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
 
@@ -145,11 +147,11 @@ func bootTimeout(asked time.Duration, debug []string, torture time.Duration, tor
 
 // suiteArgs are the suite binary's flags in the guest, for the specs
 // filter selects.
-func (o Options) suiteArgs(filter string) []string {
+func (o Options) suiteArgs(filter labels.Filter) []string {
 	args := []string{"-ginkgo.v", "-ginkgo.no-color", "-ginkgo.fail-on-empty", fmt.Sprintf("-ginkgo.seed=%d", o.Seed),
 		"-smct.profile=" + o.Profile.String(), "-smct.workload=" + guest.WorkloadPath, "-smct.capture=" + guest.CaptureDir,
-		"-ginkgo.label-filter=" + filter}
-	if o.Torture > 0 && tortured(filter) {
+		"-ginkgo.label-filter=" + filter.String()}
+	if o.Torture > 0 && filter.AsksFor(contract.LabelTorture) {
 		args = append(args, "-smct.torture="+o.Torture.String())
 	}
 	return args
@@ -169,10 +171,10 @@ func guestTimeout(timeout time.Duration) time.Duration {
 // and the files it needs beyond the initramfs: the tree's selftests when
 // st has them. The suite names its specs after the boot (in the marks it
 // leaves in the kernel's log, and in case lines).
-func (o Options) runConfig(boot, filter string, st *selftestSetup) (guest.RunConfig, []cpio.Record) {
+func (o Options) runConfig(boot string, filter labels.Filter, st *selftestSetup, timeout time.Duration) (guest.RunConfig, []cpio.Record) {
 	// Whole seconds, at least one: a TIMEOUT too short for any run must end
 	// as the host's "did not power off", not as a guest refusing its config.
-	cfg := guest.RunConfig{Args: append(o.suiteArgs(filter), "-smct.boot="+boot), TimeoutSeconds: max(1, int(guestTimeout(o.Timeout).Seconds()))}
+	cfg := guest.RunConfig{Args: append(o.suiteArgs(filter), "-smct.boot="+boot), TimeoutSeconds: max(1, int(guestTimeout(timeout).Seconds()))}
 	if st == nil {
 		return cfg, nil
 	}
@@ -181,24 +183,25 @@ func (o Options) runConfig(boot, filter string, st *selftestSetup) (guest.RunCon
 }
 
 // kernelArgs are the kernel command line of a plan's boot: the suite's
-// own words, the plan's, then the user's.
-func (o Options) kernelArgs(plan contract.BootPlan) []string {
+// own words, the plan's, the user's, then the run's (d).
+func (o Options) kernelArgs(plan contract.BootPlan, d results.Derived) []string {
+	debug := len(d.Debug) > 0
 	base := defaultBootArgs
-	if o.debugKernel {
+	if debug {
 		base = debugBootArgs
 	}
-	if o.debugKernel && o.emulated {
+	if debug && d.Emulated {
 		base = append(slices.Clone(base), emulatedDebugArgs...)
 	}
-	return append(append(append([]string{}, base...), plan.Append...), o.BootArgs...)
+	return slices.Concat(base, plan.Append, o.BootArgs, d.BootArgs)
 }
 
 // qemuBoot is a plan's boot of the run's kernel and initrd, its console
 // saved in dir.
 func (r *run) qemuBoot(initrd, dir string, plan contract.BootPlan) qemu.Boot {
-	o := r.o
-	return qemu.Boot{Machine: r.m, Kernel: r.kernel, Initrd: initrd, Append: o.kernelArgs(plan), CPUs: plan.CPUs,
-		Timeout: o.Timeout, ConsoleLog: filepath.Join(dir, "console.log"), Echo: o.Echo,
-		EarlyConsole: len(plan.Append) > 0, Started: guest.StartMarker, BootQuiet: r.bootQuiet, RunQuiet: runQuiet(o.debugKernel),
+	o, d := r.o, r.res.Derived
+	return qemu.Boot{Machine: r.m, Kernel: r.kernel, Initrd: initrd, Append: o.kernelArgs(plan, d), CPUs: plan.CPUs,
+		Timeout: d.Timeout, ConsoleLog: filepath.Join(dir, "console.log"), Echo: o.Echo,
+		EarlyConsole: len(plan.Append) > 0, Started: guest.StartMarker, BootQuiet: r.bootQuiet, RunQuiet: runQuiet(len(d.Debug) > 0),
 		Memory: o.Mem, Extra: o.QEMUOpts}
 }

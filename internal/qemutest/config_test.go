@@ -11,6 +11,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/labels"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
@@ -30,7 +31,7 @@ func TestGuestTimeout(t *testing.T) {
 
 func TestRunConfig(t *testing.T) {
 	o := Options{Request: results.Request{Profile: "v3", Seed: 42, Timeout: 5 * time.Minute}}
-	cfg, extra := o.runConfig("bits-12", "SM-NODE-01", nil)
+	cfg, extra := o.runConfig("bits-12", labels.MustParse("SM-NODE-01"), nil, o.Timeout)
 	want := []string{"-ginkgo.v", "-ginkgo.no-color", "-ginkgo.fail-on-empty", "-ginkgo.seed=42", "-smct.profile=v3",
 		"-smct.workload=/workload", "-smct.capture=/tmp/capture", "-ginkgo.label-filter=SM-NODE-01", "-smct.boot=bits-12"}
 	if !slices.Equal(cfg.Args, want) {
@@ -40,12 +41,11 @@ func TestRunConfig(t *testing.T) {
 		t.Errorf("timeout %d, ftracetest %v, extra %v", cfg.TimeoutSeconds, cfg.Ftracetest, extra)
 	}
 	// A TIMEOUT too short for any run still gives the guest a whole second.
-	o.Timeout = time.Second
-	if cfg, _ := o.runConfig("default", "", nil); cfg.TimeoutSeconds != 1 {
+	if cfg, _ := o.runConfig("default", labels.Filter{}, nil, time.Second); cfg.TimeoutSeconds != 1 {
 		t.Errorf("TIMEOUT=1s: the guest has %d s, want 1", cfg.TimeoutSeconds)
 	}
 	st := &selftestSetup{tests: []string{"a.tc"}, records: []cpio.Record{{}}}
-	if cfg, extra := o.runConfig("default", "", st); !slices.Equal(cfg.Ftracetest, st.tests) || len(extra) != 1 {
+	if cfg, extra := o.runConfig("default", labels.Filter{}, st, time.Second); !slices.Equal(cfg.Ftracetest, st.tests) || len(extra) != 1 {
 		t.Errorf("with selftests: %v, %d records", cfg.Ftracetest, len(extra))
 	}
 }
@@ -61,9 +61,13 @@ func TestKernelArgs(t *testing.T) {
 		{contract.BootPlan{Name: "bits-12", Append: []string{"ftrace_stackmap.bits=12"}},
 			[]string{"trace_options=noannotate", "rcupdate.rcu_expedited=1", "log_buf_len=4M", "ftrace_stackmap.bits=12", "loglevel=8"}},
 	} {
-		if got := o.kernelArgs(tc.plan); !slices.Equal(got, tc.want) {
+		if got := o.kernelArgs(tc.plan, results.Derived{}); !slices.Equal(got, tc.want) {
 			t.Errorf("boot %s: %q, want %q", tc.plan.Name, got, tc.want)
 		}
+	}
+	// What the run adds (the reference kernel's v3 profile) comes after the user's.
+	if got := o.kernelArgs(contract.BootPlan{Name: "default"}, results.Derived{BootArgs: []string{"ftrace_stackmap.profile=v3"}}); got[len(got)-1] != "ftrace_stackmap.profile=v3" || got[len(got)-2] != "loglevel=8" {
+		t.Errorf("with the run's words: %q", got)
 	}
 	if len(defaultBootArgs) != 3 {
 		t.Errorf("kernelArgs changed the suite's own words: %q", defaultBootArgs)
@@ -73,8 +77,10 @@ func TestKernelArgs(t *testing.T) {
 // Only a boot with parameters of its own turns earlycon on: it may die
 // parsing them.
 func TestQEMUBoot(t *testing.T) {
-	o := Options{Request: results.Request{Timeout: time.Minute}, Mem: "1024", QEMUOpts: []string{"-smp", "2"}}
-	r := &run{o: o, m: qemu.MachineFor(arch.MustLookup("x86_64")), kernel: "/k", bootQuiet: 40 * time.Second}
+	o := Options{Request: results.Request{Timeout: time.Hour}, Mem: "1024", QEMUOpts: []string{"-smp", "2"}}
+	// Each boot's limit is the run's, derived from the request's.
+	res := &results.Result{Request: o.Request, Derived: results.Derived{Timeout: time.Minute}}
+	r := &run{o: o, res: res, m: qemu.MachineFor(arch.MustLookup("x86_64")), kernel: "/k", bootQuiet: 40 * time.Second}
 	for _, tc := range []struct {
 		plan  contract.BootPlan
 		early bool
@@ -157,20 +163,20 @@ func TestBootTimeoutTortured(t *testing.T) {
 
 // A debug kernel keeps RCU's normal grace periods.
 func TestKernelArgsOfADebugKernel(t *testing.T) {
-	o := Options{debugKernel: true}
-	if got := o.kernelArgs(contract.BootPlan{Name: "default"}); slices.Contains(got, "rcupdate.rcu_expedited=1") {
+	if got := (Options{}).kernelArgs(contract.BootPlan{Name: "default"}, results.Derived{Debug: []string{"CONFIG_KASAN"}}); slices.Contains(got, "rcupdate.rcu_expedited=1") {
 		t.Errorf("kernelArgs() of a debug kernel = %q", got)
 	}
 }
 
 // Under TCG a debug kernel's lockup and stall detectors wait two minutes.
 func TestKernelArgsOfAnEmulatedDebugKernel(t *testing.T) {
-	o := Options{debugKernel: true, emulated: true}
-	got := o.kernelArgs(contract.BootPlan{Name: "default"})
+	debug := results.Derived{Debug: []string{"CONFIG_KASAN"}, Emulated: true}
+	got := (Options{}).kernelArgs(contract.BootPlan{Name: "default"}, debug)
 	if !slices.Contains(got, "watchdog_thresh=60") || !slices.Contains(got, "rcupdate.rcu_cpu_stall_timeout=120") {
 		t.Errorf("kernelArgs() = %q", got)
 	}
-	if got := (Options{debugKernel: true}).kernelArgs(contract.BootPlan{Name: "default"}); slices.Contains(got, "watchdog_thresh=60") {
+	debug.Emulated = false
+	if got := (Options{}).kernelArgs(contract.BootPlan{Name: "default"}, debug); slices.Contains(got, "watchdog_thresh=60") {
 		t.Errorf("kernelArgs() under KVM = %q", got)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/kernellog"
+	"github.com/ftrace-stackmap/conformance/internal/labels"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"github.com/ftrace-stackmap/conformance/qemu"
@@ -134,7 +135,7 @@ func KernelProblems(dmesg []byte) []string { return kernellog.Problems(dmesg) }
 
 // controlPlan is a boot without any plan's parameters that runs one cheap
 // spec: it shows that the kernel comes up when a boot that has them did not.
-var controlPlan = contract.BootPlan{Name: "control", Labels: "BASE-TRACEFS-01"}
+var controlPlan = contract.BootPlan{Name: "control", Labels: labels.MustParse("BASE-TRACEFS-01")}
 
 // controlBoot makes the control boot after died, when no boot without
 // parameters has been made yet. Its result is not reported, only whether

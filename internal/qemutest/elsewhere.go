@@ -15,6 +15,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/initramfs"
 	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/labels"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/qemu"
@@ -65,13 +66,9 @@ func (rn *Runner) Plan(ctx context.Context, o Options) (*Planned, error) {
 	}
 	p := &Planned{Result: res, Kernel: r.kernel, Initramfs: r.base, Machine: r.m}
 	control := true
-	for _, plan := range r.o.plans() {
+	for _, plan := range r.plans {
 		filter := plan.Filter(o.Labels)
-		chosen, err := selected(r.specs, filter)
-		if err != nil {
-			return p, infra("LABELS=%q: %w", o.Labels, err)
-		}
-		if len(chosen) == 0 {
+		if len(selected(r.specs, filter)) == 0 {
 			continue
 		}
 		control = control && len(plan.Append) > 0
@@ -89,8 +86,8 @@ func (rn *Runner) Plan(ctx context.Context, o Options) (*Planned, error) {
 }
 
 // planned is a plan's boot as this run would make it.
-func (r *run) planned(plan contract.BootPlan, filter string) PlannedBoot {
-	cfg, _ := r.o.runConfig(plan.Name, filter, nil)
+func (r *run) planned(plan contract.BootPlan, filter labels.Filter) PlannedBoot {
+	cfg, _ := r.o.runConfig(plan.Name, filter, nil, r.res.Derived.Timeout)
 	b := r.qemuBoot("", "", plan)
 	return PlannedBoot{Plan: plan, Config: cfg, CommandLine: b.CommandLine(), Timeout: b.Timeout, Quiet: b.RunQuiet}
 }
@@ -112,8 +109,8 @@ type Recorded struct {
 // ("" when nothing does), and the other boots' verdicts stand.
 func (rn *Runner) Collect(ctx context.Context, o Options, res *results.Result, boots map[string]Recorded, unrecorded string) (*results.Result, error) {
 	o.Lanes, o.Echo = 1, nil
-	r := &run{o: o, res: res, console: results.NewConsole(res.Dir)}
-	r.booter = func(_ context.Context, plan contract.BootPlan, _ string, _ *selftestSetup, dir string, _ *progress.Reporter) (*qemu.Result, []byte, error) {
+	r := &run{o: o, res: res, plans: o.plans(), console: results.NewConsole(res.Dir)}
+	r.booter = func(_ context.Context, plan contract.BootPlan, _ labels.Filter, _ *selftestSetup, dir string, _ *progress.Reporter) (*qemu.Result, []byte, error) {
 		b, ok := boots[plan.Name]
 		if !ok {
 			return nil, nil, &Unjudged{Boot: plan.Name, Err: noRecord(plan.Name, unrecorded)}
@@ -147,7 +144,7 @@ func (rn *Runner) Collect(ctx context.Context, o Options, res *results.Result, b
 	if err != nil {
 		return res, failed("listing the specs", err)
 	}
-	if err := r.bootAll(ctx, o.plans()); err != nil {
+	if err := r.bootAll(ctx, r.plans); err != nil {
 		return res, err
 	}
 	return r.finish()

@@ -34,11 +34,7 @@ func (r *run) makeBoot(ctx context.Context, plan contract.BootPlan, sideBySide b
 	o := r.o
 	m := &made{plan: plan, br: results.BootResult{Plan: plan}}
 	filter := plan.Filter(o.Labels)
-	m.chosen, m.err = selected(r.specs, filter)
-	if m.err != nil {
-		m.err = infra("LABELS=%q: %w", o.Labels, m.err)
-		return m
-	}
+	m.chosen = selected(r.specs, filter)
 	if len(m.chosen) == 0 {
 		m.br.Skipped = results.NoSpecSelected
 		return m

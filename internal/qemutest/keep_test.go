@@ -18,6 +18,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/consoleframe"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/labels"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/qemu"
@@ -59,11 +60,11 @@ func runOf(t *testing.T, console string, prepare func(dir string)) (*results.Res
 	if prepare != nil {
 		prepare(dir)
 	}
-	req := results.Request{Arch: arch.MustLookup("arm64"), Labels: "BASE-ONOFF-01"}
+	req := results.Request{Arch: arch.MustLookup("arm64"), Labels: labels.MustParse("BASE-ONOFF-01")}
 	r := &run{o: Options{Request: req, Boots: []string{contract.DefaultBoot}, Lanes: 1, Progress: progress.Discard()},
 		res: &results.Result{Request: req, Dir: dir}, console: results.NewConsole(dir),
 		specs: types.SpecReports{{LeafNodeType: types.NodeTypeIt, LeafNodeText: "[BASE-ONOFF-01] toggles", LeafNodeLabels: []string{"BASE-ONOFF-01"}}}}
-	r.booter = func(context.Context, contract.BootPlan, string, *selftestSetup, string, *progress.Reporter) (*qemu.Result, []byte, error) {
+	r.booter = func(context.Context, contract.BootPlan, labels.Filter, *selftestSetup, string, *progress.Reporter) (*qemu.Result, []byte, error) {
 		return &qemu.Result{Reached: true}, []byte(console), nil
 	}
 	if err := r.bootAll(context.Background(), r.o.plans()); err != nil {
@@ -190,7 +191,7 @@ func TestEachBootStandsOnItsOwn(t *testing.T) {
 				specs: types.SpecReports{
 					{LeafNodeType: types.NodeTypeIt, LeafNodeText: "[BASE-ONOFF-01] holds", LeafNodeLabels: []string{"BASE-ONOFF-01"}},
 					{LeafNodeType: types.NodeTypeIt, LeafNodeText: "[SM-BOOT-02] holds", LeafNodeLabels: []string{"SM-BOOT-02", contract.LabelNeedsBoot}}}}
-			r.booter = func(_ context.Context, plan contract.BootPlan, _ string, _ *selftestSetup, _ string, _ *progress.Reporter) (*qemu.Result, []byte, error) {
+			r.booter = func(_ context.Context, plan contract.BootPlan, _ labels.Filter, _ *selftestSetup, _ string, _ *progress.Reporter) (*qemu.Result, []byte, error) {
 				c, ok := tc.boots[plan.Name]
 				if !ok {
 					return nil, nil, &Unjudged{Boot: plan.Name, Err: noRecord(plan.Name, "")}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/labels"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/qemu"
@@ -76,12 +77,12 @@ func (p *fakeProber) runner() *Runner {
 // accelRun is a run at the point of choosing its accelerator.
 func accelRun(t *testing.T, cache, bin, sha, accel string) *run {
 	a := hostArch(t)
-	req := results.Request{Arch: a, Labels: "BASE-ONOFF-01", Timeout: time.Minute}
+	req := results.Request{Arch: a, Labels: labels.MustParse("BASE-ONOFF-01"), Timeout: time.Minute}
 	return &run{
 		o: Options{Request: req, CacheDir: cache, Accel: accel, Boots: []string{contract.DefaultBoot}, Lanes: 1,
 			Progress: progress.Discard()},
 		m:      qemu.Machine{Arch: a, Binary: bin, Args: []string{"-M", "virt", "-cpu", "max"}},
-		kernel: "/kernels/" + sha, res: &results.Result{Request: req, KernelSHA: sha, Dir: t.TempDir()},
+		kernel: "/kernels/" + sha, res: &results.Result{Request: req, Derived: results.Derived{Timeout: req.Timeout}, KernelSHA: sha, Dir: t.TempDir()},
 	}
 }
 

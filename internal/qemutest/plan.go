@@ -11,6 +11,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/labels"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
@@ -30,18 +31,14 @@ func readSpecs(path string) (types.SpecReports, error) {
 }
 
 // selected returns the specs a filter selects.
-func selected(specs types.SpecReports, filter string) (types.SpecReports, error) {
-	match, err := types.ParseLabelFilter(filter)
-	if err != nil {
-		return nil, fmt.Errorf("label filter %q: %v", filter, err)
-	}
+func selected(specs types.SpecReports, filter labels.Filter) types.SpecReports {
 	var out types.SpecReports
 	for _, s := range specs {
-		if match(s.Labels()) {
+		if filter.Selects(s.Labels()) {
 			out = append(out, s)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // skippedAs turns specs that plan's boot would have run into UNSUPPORTED
@@ -91,27 +88,17 @@ func unresolvedAs(plan contract.BootPlan, specs types.SpecReports, reason string
 }
 
 // plans are the boot plans this run may make: those -boots names (all when
-// it names none), opt-in ones only when LABELS= asks for them.
+// it names none), opt-in ones only when LABELS= asks for them. A run
+// computes them once (begin) and keeps them.
 func (o Options) plans() []contract.BootPlan {
 	var out []contract.BootPlan
 	for _, plan := range contract.Plans() {
-		if len(o.Boots) > 0 && !slices.Contains(o.Boots, plan.Name) || plan.OptIn && !asksFor(o.Labels, plan.Labels) {
+		if len(o.Boots) > 0 && !slices.Contains(o.Boots, plan.Name) || plan.OptIn != "" && !o.Labels.AsksFor(plan.OptIn) {
 			continue
 		}
 		out = append(out, plan)
 	}
 	return out
-}
-
-// asksFor says whether the user's label filter asks for specs labelled
-// label: a filter that names it and selects it, as Ginkgo reads filters
-// ("stress" does, "!stress" and no filter do not).
-func asksFor(filter, label string) bool {
-	if filter == "" {
-		return false
-	}
-	match, err := types.ParseLabelFilter(filter)
-	return err == nil && match([]string{label}) && !match(nil)
 }
 
 // repeatedParam refuses extra command-line words that set a parameter a

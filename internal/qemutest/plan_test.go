@@ -3,11 +3,15 @@
 package qemutest
 
 import (
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/labels"
+	"github.com/ftrace-stackmap/conformance/internal/results"
 )
 
 // Boots not made still name their specs after the boot, so the six SM-BOOT-02
@@ -37,9 +41,25 @@ func TestSkippedSpecsKeepTheirBootsName(t *testing.T) {
 }
 
 func TestOptInBootsNeedTheirLabel(t *testing.T) {
-	for filter, want := range map[string]bool{"": false, "stress": true, "!stress": false, "SM-RESET-01 || stress": true, "SM-RESET-01": false, "stressful": false} {
-		if got := asksFor(filter, "stress"); got != want {
-			t.Errorf("asksFor(%q, stress) = %v, want %v", filter, got, want)
+	for filter, want := range map[string]bool{"": false, "stress": true, "!stress": false, "!(stress)": false, "SM-RESET-01 || stress": true, "SM-RESET-01": false, "stressful": false} {
+		o := Options{Request: results.Request{Labels: labels.MustParse(filter)}}
+		got := slices.ContainsFunc(o.plans(), func(p contract.BootPlan) bool { return p.Name == "stress" })
+		if got != want {
+			t.Errorf("LABELS=%q makes the stress boot: %v, want %v", filter, got, want)
+		}
+	}
+}
+
+// Torture's time is added to each boot's limit only when the run makes the
+// torture boot: LABELS='!(torture)' names the label and leaves it out.
+func TestTortureTimeOnlyWhenTortured(t *testing.T) {
+	for filter, want := range map[string]time.Duration{
+		"!(torture)": DefaultTimeout, "!torture && SM-BIN-01": DefaultTimeout, "": DefaultTimeout,
+		"torture": DefaultTimeout + 10*time.Minute, "SM-BIN-01 || torture": DefaultTimeout + 10*time.Minute,
+	} {
+		o := Options{Request: results.Request{Labels: labels.MustParse(filter), Torture: 10 * time.Minute}}
+		if got, _ := bootTimeout(DefaultTimeout, nil, o.Torture, tortured(o.plans())); got != want {
+			t.Errorf("LABELS=%q: each boot's limit %s, want %s", filter, got, want)
 		}
 	}
 }

@@ -5,10 +5,8 @@ package qemutest
 import (
 	"context"
 	"path/filepath"
-	"strings"
+	"slices"
 	"time"
-
-	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/ftrace-stackmap/conformance/initramfs"
 	"github.com/ftrace-stackmap/conformance/internal/apt"
@@ -17,19 +15,18 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/kernels"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/results"
-	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/qemu"
 )
 
 // prepare checks the user's input, then gets QEMU, the kernel, the
 // initramfs and the list of specs ready for res, whose directory start
 // made.
-func (rn *Runner) prepare(ctx context.Context, o Options, res *results.Result) (*run, error) {
-	a, err := o.check()
+func (rn *Runner) prepare(ctx context.Context, o Options, plans []contract.BootPlan, res *results.Result) (*run, error) {
+	a, err := o.check(plans)
 	if err != nil {
 		return nil, err
 	}
-	r := &run{o: o, res: res, console: results.NewConsole(res.Dir)}
+	r := &run{o: o, res: res, plans: plans, console: results.NewConsole(res.Dir)}
 	if o.FtraceDir != "" {
 		tests, err := initramfs.FtraceTests(o.FtraceDir, o.FtraceMatch)
 		if err != nil {
@@ -50,9 +47,10 @@ func (rn *Runner) prepare(ctx context.Context, o Options, res *results.Result) (
 	if err := r.chooseAccel(rn); err != nil {
 		return nil, err
 	}
-	r.o.emulated = r.m.Accel.Name != "kvm"
-	r.bootQuiet, r.quietWhy = preInitQuiet(o.BootQuiet, r.m.Accel.Name, r.debug, r.configFrom)
-	r.o.Timeout, r.timeoutWhy = bootTimeout(o.Timeout, r.debug, o.Torture, tortured(o.Labels))
+	d := &res.Derived
+	d.Emulated = r.m.Accel.Name != "kvm"
+	r.bootQuiet, r.quietWhy = preInitQuiet(o.BootQuiet, r.m.Accel.Name, d.Debug, r.configFrom)
+	d.Timeout, d.TimeoutWhy = bootTimeout(o.Timeout, d.Debug, o.Torture, tortured(plans))
 	r.describeMachine()
 	if err := r.getInitramfs(ctx); err != nil {
 		return nil, err
@@ -60,11 +58,10 @@ func (rn *Runner) prepare(ctx context.Context, o Options, res *results.Result) (
 	return r, nil
 }
 
-// tortured says whether a label filter selects the torture boot's spec:
-// it names the label, and does not leave it out (the default boot's
-// filter says "!torture").
-func tortured(labels string) bool {
-	return strings.Contains(labels, contract.LabelTorture) && !strings.Contains(labels, "!"+contract.LabelTorture)
+// tortured says whether the run makes the torture boot, whose actors'
+// time each boot's limit must allow.
+func tortured(plans []contract.BootPlan) bool {
+	return slices.ContainsFunc(plans, func(p contract.BootPlan) bool { return p.OptIn == contract.LabelTorture })
 }
 
 // arch is the run's arch: one must be asked for.
@@ -77,7 +74,7 @@ func (o Options) arch() (arch.Arch, error) {
 
 // check refuses what the user asked when the run cannot use it, before
 // anything is installed, fetched, built or booted, and returns the arch.
-func (o Options) check() (arch.Arch, error) {
+func (o Options) check(plans []contract.BootPlan) (arch.Arch, error) {
 	a, err := o.arch()
 	if err != nil {
 		return a, err
@@ -92,12 +89,8 @@ func (o Options) check() (arch.Arch, error) {
 			return a, &InfraError{Err: err}
 		}
 	}
-	if err := repeatedParam(o.BootArgs, o.plans()); err != nil {
+	if err := repeatedParam(o.BootArgs, plans); err != nil {
 		return a, err
-	}
-	// A filter Ginkgo cannot read is refused now, not after a kernel build.
-	if _, err := types.ParseLabelFilter(o.Labels); err != nil {
-		return a, infra("LABELS=%q: %s", o.Labels, report.Plain(err.Error()))
 	}
 	if o.BootQuiet < 0 {
 		return a, infra("BOOT_QUIET=%s: want a duration above 0 (or 0 to scale it to the accelerator and the kernel)", o.BootQuiet)
@@ -160,7 +153,7 @@ func (r *run) chooseAccel(rn *Runner) error {
 // how the kernel boots and the console's limit before the init, and why.
 func (r *run) describeMachine() {
 	line := r.machine
-	for _, s := range []string{r.route.why, r.quietWhy, r.timeoutWhy} {
+	for _, s := range []string{r.route.why, r.quietWhy, r.res.Derived.TimeoutWhy} {
 		if s != "" {
 			line += "; " + s
 		}
@@ -183,11 +176,10 @@ func (r *run) getKernel() (*kernels.Kernel, error) {
 	if res.Required, res.RequiredWhy, err = required(o.Require, o.LockFile, k.Entry, k.Source); err != nil {
 		return nil, &InfraError{Err: err}
 	}
-	r.debug, r.configFrom = debugIn(k.Config), k.ConfigFrom
-	r.o.debugKernel = len(r.debug) > 0
+	res.Derived.Debug, r.configFrom = debugIn(k.Config), k.ConfigFrom
 	if k.Reference && o.Profile == contract.ProfileV3 {
 		// The reference kernel is v4 unless told otherwise.
-		r.o.BootArgs = append(r.o.BootArgs, "ftrace_stackmap.profile=v3")
+		res.Derived.BootArgs = []string{"ftrace_stackmap.profile=v3"}
 	}
 	r.kernel = k.Bootable
 	res.Kernel, res.Entry, res.Source, res.KernelSHA, res.KernelCached = k.Path, k.Entry, k.Source, k.SHA256, k.Cached

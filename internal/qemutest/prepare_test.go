@@ -34,14 +34,13 @@ func TestCheckRefusesBadInput(t *testing.T) {
 		{"a profile", func(o *Options) { o.Profile = "v9" }, `PROFILE="v9"`},
 		{"a requirement", func(o *Options) { o.Require = "all" }, `REQUIRE="all"`},
 		{"a parameter a boot sets", func(o *Options) { o.BootArgs = []string{"ftrace_stackmap.bits=14"} }, "which boot bits-12 sets itself"},
-		{"a label filter", func(o *Options) { o.Labels = "SM-RESET-01 &&" }, `LABELS="SM-RESET-01 &&"`},
 		{"two kernels", func(o *Options) { o.Kernel, o.Tree = "/k", "/t" }, "KERNEL= and TREE= name two kernels"},
 		{"a tree that is not there", func(o *Options) { o.Tree = t.TempDir() }, "is not a kernel source tree"},
 		{"a silence limit below 0", func(o *Options) { o.BootQuiet = -time.Second }, "BOOT_QUIET=-1s: want a duration above 0"},
 	} {
 		o := ok
 		tc.edit(&o)
-		_, err := o.check()
+		_, err := o.check(o.plans())
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s: refused: %v", tc.name, err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/kernels"
+	"github.com/ftrace-stackmap/conformance/internal/labels"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/qemu"
@@ -60,12 +61,12 @@ func consoleOf(t *testing.T) string {
 func routeRun(t *testing.T, rn *Runner, cache, bin string, notes *bytes.Buffer, boots ...string) *run {
 	t.Helper()
 	a := arch.MustLookup("x86_64")
-	req := results.Request{Arch: a, Labels: "BASE-ONOFF-01 || SM-BOOT-02", Timeout: time.Minute}
+	req := results.Request{Arch: a, Labels: labels.MustParse("BASE-ONOFF-01 || SM-BOOT-02"), Timeout: time.Minute}
 	dir := t.TempDir()
 	r := &run{
 		o: Options{Request: req, CacheDir: cache, Boots: boots, Lanes: 2, Progress: progress.Quiet(notes, "")},
 		m: qemu.Machine{Arch: a, Binary: bin}.WithAccel(qemu.Accel{Name: "tcg"}), machine: "QEMU",
-		res: &results.Result{Request: req, Dir: dir}, console: results.NewConsole(dir), bootQuiet: 5 * time.Second,
+		res: &results.Result{Request: req, Derived: results.Derived{Timeout: req.Timeout}, Dir: dir}, console: results.NewConsole(dir), bootQuiet: 5 * time.Second,
 		base: filepath.Join(t.TempDir(), "base.cpio"),
 		specs: types.SpecReports{
 			{LeafNodeType: types.NodeTypeIt, LeafNodeText: "[BASE-ONOFF-01] toggles", LeafNodeLabels: []string{"BASE-ONOFF-01"}},

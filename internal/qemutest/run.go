@@ -44,11 +44,6 @@ type Options struct {
 	// guest's init starts; 0 scales it to the accelerator and the kernel
 	// (preInitQuiet).
 	BootQuiet time.Duration
-	// debugKernel says the kernel's config sets debug options: its boots
-	// keep RCU's normal grace periods (kernelArgs).
-	debugKernel bool
-	// emulated says the boots run under TCG.
-	emulated bool
 }
 
 // InfraError means the run gave no verdict to trust, and why.
@@ -105,7 +100,7 @@ func (rn *Runner) Run(ctx context.Context, o Options) (*results.Result, error) {
 	if err != nil {
 		return res, err
 	}
-	if err := r.bootAll(ctx, o.plans()); err != nil {
+	if err := r.bootAll(ctx, r.plans); err != nil {
 		return r.res, err
 	}
 	if o.Claims {
@@ -125,20 +120,21 @@ func (rn *Runner) Run(ctx context.Context, o Options) (*results.Result, error) {
 // begin makes the run's directory, then prepares what its boots need;
 // the result holds the directory even when preparing fails.
 func (rn *Runner) begin(ctx context.Context, o Options) (*run, *results.Result, error) {
-	res, err := o.start()
+	plans := o.plans()
+	res, err := o.start(plans)
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := rn.prepare(ctx, o, res)
+	r, err := rn.prepare(ctx, o, plans, res)
 	return r, res, err
 }
 
 // start makes the run's directory, and results/latest with it, before
 // anything is checked: even a run refused for its input leaves its verdict
 // and reports there.
-func (o Options) start() (*results.Result, error) {
+func (o Options) start(plans []contract.BootPlan) (*results.Result, error) {
 	res := &results.Result{Request: o.Request, Started: time.Now(), Suite: suiteID(o.ModuleDir)}
-	for _, plan := range o.plans() {
+	for _, plan := range plans {
 		res.Plans = append(res.Plans, plan.Name)
 	}
 	archName := o.Arch.Name
@@ -174,11 +170,9 @@ type run struct {
 	// which the run's machine line begins with.
 	bootQuiet         time.Duration
 	quietWhy, machine string
-	// timeoutWhy says why each boot's limit is not the one asked for.
-	timeoutWhy string
-	// debug are the debug options the kernel's config sets, read from
-	// configFrom.
-	debug      []string
+	// plans are the boots the run may make, computed once (begin).
+	plans []contract.BootPlan
+	// configFrom is where the kernel's config (res.Derived.Debug) was read.
 	configFrom string
 	// controlDied is how the control boot failed, once one has: the next
 	// boot that dies on its parameters is not given another.

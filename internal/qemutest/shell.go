@@ -46,7 +46,7 @@ func Shell(ctx context.Context, o Options, stdin io.Reader, stdout, stderr io.Wr
 		return r.res, failed("writing the run configuration", err)
 	}
 	boot := qemu.Boot{Machine: r.m, Kernel: r.kernel, Initrd: initrd,
-		Append: o.kernelArgs(defaultPlan()), Memory: o.Mem, Extra: o.QEMUOpts}
+		Append: o.kernelArgs(defaultPlan(), r.res.Derived), Memory: o.Mem, Extra: o.QEMUOpts}
 	args := append([]string{r.m.Binary}, boot.Args()...)
 	if err := results.WriteRerun(dir, "Boots the kernel of this run to a shell again.", args); err != nil {
 		return r.res, failed("writing rerun.sh", err)

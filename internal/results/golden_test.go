@@ -15,6 +15,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/dumpcheck"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/korigin"
+	"github.com/ftrace-stackmap/conformance/internal/labels"
 	"github.com/ftrace-stackmap/conformance/internal/page"
 	"github.com/ftrace-stackmap/conformance/internal/results/golden"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
@@ -153,7 +154,7 @@ func failingRun() *Result {
 		took(timedOut, 30*time.Second), long, died, stress, twoIDs, pass)
 	res.Summary.Require(contract.LabelStackmap, "default for build entries: IMAGE=reference")
 	res.Required, res.RequiredWhy = true, "default for build entries: IMAGE=reference"
-	res.Request.Labels = "stackmap || baseline && !SM-BOOT-02"
+	res.Request.Labels = labels.MustParse("stackmap || baseline && !SM-BOOT-02")
 	res.Request.Require = report.RequireStackmap
 	res.Request.FtraceDir, res.Request.FtraceMatch = "/src/linux/tools/testing/selftests/ftrace", DefaultFtraceMatch
 	res.Suite = "github.com/ftrace-stackmap/conformance v1.2-3-g0123456789ab-dirty"
@@ -176,7 +177,7 @@ func failingRun() *Result {
 		{Plan: contract.Plans()[0], Boot: &qemu.Result{Duration: 3900 * time.Millisecond}},
 		{Plan: contract.Plans()[1], Skipped: "it died: Kernel panic - not syncing: stackmap: bad option"},
 		{Plan: contract.Plans()[2], Skipped: "kernel has no stackmap feature"},
-		{Plan: contract.BootPlan{Name: "control", Labels: "BASE-TRACEFS-01"}, Boot: &qemu.Result{Duration: 1500 * time.Millisecond}, Control: true},
+		{Plan: contract.BootPlan{Name: "control", Labels: labels.MustParse("BASE-TRACEFS-01")}, Boot: &qemu.Result{Duration: 1500 * time.Millisecond}, Control: true},
 	}
 	return res
 }

@@ -46,8 +46,8 @@ func reproduce(res *Result, target string) string {
 		opts = append(opts, opt{"SANITIZE", "-sanitize", "1"})
 	}
 	opts = append(opts, opt{"PROFILE", "-profile", o.Profile.String()})
-	if o.Labels != "" && specs {
-		opts = append(opts, opt{"LABELS", "-labels", o.Labels})
+	if !o.Labels.IsZero() && specs {
+		opts = append(opts, opt{"LABELS", "-labels", o.Labels.String()})
 	}
 	if o.FtraceDir != "" && specs {
 		opts = append(opts, opt{"FTRACETEST", "-ftracetest", o.FtraceDir})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/labels"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
@@ -20,9 +21,9 @@ func TestReproduce(t *testing.T) {
 			"make qemu-test ARCH=arm64 IMAGE=reference PROFILE=v4"},
 		{"image", Request{Arch: arch.MustLookup("x86_64"), Image: "debian-6.12", Profile: "v3", Timeout: 5 * time.Minute},
 			"make qemu-test ARCH=x86_64 IMAGE=debian-6.12 PROFILE=v3"},
-		{"kernel path with a space, labels, timeout", Request{Arch: arch.MustLookup("x86_64"), Kernel: "/tmp/my kernel/bzImage", Profile: "v4", Labels: "stress", Timeout: 10 * time.Minute},
+		{"kernel path with a space, labels, timeout", Request{Arch: arch.MustLookup("x86_64"), Kernel: "/tmp/my kernel/bzImage", Profile: "v4", Labels: labels.MustParse("stress"), Timeout: 10 * time.Minute},
 			"make qemu-test ARCH=x86_64 KERNEL='/tmp/my kernel/bzImage' PROFILE=v4 LABELS=stress TIMEOUT=10m0s"},
-		{"boot arguments need smct", Request{Arch: arch.MustLookup("arm64"), Image: "debian-6.1", Profile: "v4", Labels: "baseline", BootArgs: []string{"nokaslr", "loglevel=7"}},
+		{"boot arguments need smct", Request{Arch: arch.MustLookup("arm64"), Image: "debian-6.1", Profile: "v4", Labels: labels.MustParse("baseline"), BootArgs: []string{"nokaslr", "loglevel=7"}},
 			"go run ./cmd/smct qemu-test -arch arm64 -image debian-6.1 -profile v4 -labels baseline -append 'nokaslr loglevel=7'"},
 		{"seed and a forced requirement", Request{Arch: arch.MustLookup("arm64"), Image: "debian-6.12", Profile: "v4", Seed: 77, Require: report.RequireStackmap},
 			"make qemu-test ARCH=arm64 IMAGE=debian-6.12 PROFILE=v4 SEED=77 REQUIRE=stackmap"},

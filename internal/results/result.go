@@ -20,6 +20,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
 	"github.com/ftrace-stackmap/conformance/internal/kernellog"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/korigin"
+	"github.com/ftrace-stackmap/conformance/internal/labels"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 	"github.com/ftrace-stackmap/conformance/internal/textlines"
 	"github.com/ftrace-stackmap/conformance/qemu"
@@ -32,7 +33,7 @@ type Request struct {
 	Tree     string    // a kernel source tree, built here; overrides Image
 	Image    string    // an images.lock entry; "" for the lock's default
 	Profile  contract.Profile
-	Labels   string // Ginkgo label filter
+	Labels   labels.Filter
 	BootArgs []string
 	Timeout  time.Duration
 	// FtraceDir is a kernel tree's tools/testing/selftests/ftrace: its
@@ -57,6 +58,22 @@ type Request struct {
 	Torture time.Duration
 }
 
+// Derived is what a run decided from its request and its kernel.
+type Derived struct {
+	// Timeout is each boot's limit: the request's, grown for a debug
+	// kernel or a torture boot (TimeoutWhy says so when it grew).
+	Timeout    time.Duration
+	TimeoutWhy string `json:",omitempty"`
+	// BootArgs are words the run adds after the user's on every boot's
+	// command line (the reference kernel's v3 profile).
+	BootArgs []string `json:",omitempty"`
+	// Debug are the debug options the kernel's config sets: its boots
+	// keep RCU's normal grace periods and are given longer.
+	Debug []string `json:",omitempty"`
+	// Emulated says the boots run under TCG.
+	Emulated bool
+}
+
 // DefaultFtraceMatch picks the tree's selftests run by FTRACETEST=: those
 // of the feature.
 const DefaultFtraceMatch = "stackmap"
@@ -76,6 +93,9 @@ type Result struct {
 	// when the run asked for it (SANITIZE=1): "sanitized (debug.config)"
 	// for a kernel built here. Source ends with it too.
 	Sanitized string
+	// Derived is what the run decided from Request and the kernel; Request
+	// stays what was asked.
+	Derived Derived
 	// KernelCached says a kernel built here came from the cache.
 	KernelCached bool
 	KernelTime   time.Duration // finding, fetching or building the kernel

@@ -50,7 +50,7 @@ func TestCaseNamesDifferInEverySuite(t *testing.T) {
 	// name, whatever the order.
 	for _, plan := range contract.Plans() {
 		for _, seed := range []int{2, 977} {
-			for _, sp := range dryrun.List(t, suite, contract.DefaultBoot, plan.Labels, seed) {
+			for _, sp := range dryrun.List(t, suite, contract.DefaultBoot, plan.Labels.String(), seed) {
 				if names[sp.Name] != sp.Text {
 					t.Errorf("boot %s, seed %d: %q names %q, not %q as in the whole tree", plan.Name, seed, sp.Name, sp.Text, names[sp.Name])
 				}

@@ -45,7 +45,7 @@ func TestEveryOperationHasItsSpec(t *testing.T) {
 	suite := dryrun.Suite(t)
 	names := map[string]bool{}
 	for _, p := range contract.Plans() {
-		for _, s := range dryrun.List(t, suite, p.Name, p.Labels, 1) {
+		for _, s := range dryrun.List(t, suite, p.Name, p.Labels.String(), 1) {
 			names[s.Name] = true
 		}
 	}

@@ -33,7 +33,7 @@ func runsIn(t *testing.T) map[string][]string {
 	suite := dryrun.Suite(t)
 	out := map[string][]string{}
 	for _, p := range contract.Plans() {
-		for _, s := range dryrun.List(t, suite, p.Name, p.Labels, 1) {
+		for _, s := range dryrun.List(t, suite, p.Name, p.Labels.String(), 1) {
 			if slices.Contains(s.Labels, contract.LabelStackmap) {
 				out[p.Name] = append(out[p.Name], s.IDs...)
 			}

@@ -32,7 +32,7 @@ import (
 )
 
 // labelFilter is the README's live-mode filter: the default boot's.
-var labelFilter = contract.Plans()[0].Filter("")
+var labelFilter = contract.Plans()[0].Labels.String()
 
 // execEnable is set by BASE-EVENT-01 (and the stackmap specs) right before
 // they run the workload with tracing on.
