@@ -78,7 +78,7 @@ func benchPlan(o *bench.Options, matrixImages string, r *request) (string, error
 		}
 	}
 	var left []string
-	if o.MatrixEntries, left, err = lock.ForLane(o.MatrixEntries, r.run.Sanitize, matrixImages != "" && matrixImages != "none"); err != nil {
+	if o.MatrixEntries, left, err = lock.ForLane(o.MatrixEntries, r.run.Lane, matrixImages != "" && matrixImages != "none"); err != nil {
 		return "", err
 	}
 	if len(left) > 0 {
@@ -99,11 +99,7 @@ func runBench(ctx context.Context, o bench.Options, dir string, out outputs) out
 		return withoutVerdict("", "bench: "+err.Error())
 	}
 	// Each lane's figures are compared with its own last ones.
-	name := "last.json"
-	if r.Lane != "" {
-		name = "last-sanitized.json"
-	}
-	last := filepath.Join(o.Base.ModuleDir, "internal", "bench", name)
+	last := filepath.Join(o.Base.ModuleDir, "internal", "bench", o.Base.Lane.BenchFile())
 	prev, err := bench.Load(last)
 	if err != nil {
 		fmt.Fprintf(out.stderr, "bench: previous figures unreadable: %v\n", err)

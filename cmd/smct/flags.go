@@ -74,7 +74,7 @@ var (
 	buildGroup = group{name: "build", add: func(fs *flag.FlagSet, r *request) {
 		fs.Var((*userPath)(&r.run.LockFile), "lock", "the image lock file (default: the project's images.lock)")
 		fs.IntVar(&r.run.Jobs, "jobs", 0, "make -j for a kernel built here (default: one per CPU)")
-		fs.Var((*onOff)(&r.run.Sanitize), "sanitize", "1: the sanitized lane, a kernel built with the tree's kernel/configs/debug.config and kernel/config/sanitize.config too (KASAN, lockdep, UBSAN, kmemleak), cached apart; a KERNEL= must have KASAN on in its config")
+		fs.Var(&r.run.Lane, "sanitize", "1: the sanitized lane, a kernel built with the tree's kernel/configs/debug.config and kernel/config/sanitize.config too (KASAN, lockdep, UBSAN, kmemleak), cached apart; a KERNEL= must have KASAN on in its config")
 	}, check: func(r *request) error {
 		if r.run.Jobs < 0 {
 			return fmt.Errorf("-jobs %d: want 0 (one per CPU) or more", r.run.Jobs)
@@ -232,29 +232,6 @@ func (w *words) String() string { return strings.Join(*w, " ") }
 
 func (w *words) Set(v string) error {
 	*w = strings.Fields(v)
-	return nil
-}
-
-// onOff is a switch given as make passes it: 1 (or true) on, 0 (or
-// false) or "" (the variable left empty) off.
-type onOff bool
-
-func (b *onOff) String() string {
-	if b != nil && *b {
-		return "1"
-	}
-	return ""
-}
-
-func (b *onOff) Set(v string) error {
-	switch strings.ToLower(v) {
-	case "", "0", "false", "no":
-		*b = false
-	case "1", "true", "yes":
-		*b = true
-	default:
-		return fmt.Errorf("want 1 or 0")
-	}
 	return nil
 }
 

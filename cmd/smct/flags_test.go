@@ -121,8 +121,8 @@ func TestEveryKernelCommandTakesSanitize(t *testing.T) {
 			if _, ok := flagNamed(c, "arch"); !ok {
 				r, _, err = c.parse([]string{"-sanitize", v}, io.Discard)
 			}
-			if err != nil || r.run.Sanitize != want {
-				t.Errorf("%s -sanitize %q: %v, sanitize %v", c.name, v, err, r.run.Sanitize)
+			if err != nil || r.run.Lane.IsSanitized() != want {
+				t.Errorf("%s -sanitize %q: %v, sanitize %v", c.name, v, err, r.run.Lane)
 			}
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
@@ -26,10 +25,11 @@ var kernelCmd = command{
 		return func(ctx context.Context, r *request, out outputs) outcome {
 			o := r.run
 			a := o.Arch
-			if *pin && o.Sanitize {
+			if *pin && o.Lane.IsSanitized() {
 				return refuseAt(out, "kernel", fmt.Errorf("-pin with -sanitize: images.lock pins the plain build of the %s entry, which a sanitized build is not", *entry))
 			}
-			b := kbuild.Builder{Arch: a, KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir, Progress: out.progress, Jobs: o.Jobs, Sanitize: o.Sanitize}
+			o.Progress = out.progress
+			b := kbuild.Builder{Env: o.BuildEnv(a)}
 			start := time.Now()
 			res, err := b.Build()
 			if err != nil {
@@ -39,8 +39,8 @@ var kernelCmd = command{
 			if res.Cached {
 				how = "cached"
 			}
-			if o.Sanitize {
-				how = kbuild.Sanitized + ", " + how
+			if o.Lane.IsSanitized() {
+				how = o.Lane.Words() + ", " + how
 			}
 			fmt.Fprintf(out.stderr, "%s kernel %s: sha256 %s, inputs %s\n", a.Name, how, res.ImageSHA256, res.Key)
 			if *pin {

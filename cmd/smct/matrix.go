@@ -38,7 +38,7 @@ var matrixCmd = command{
 			}
 			var left []string
 			if err == nil {
-				o.Entries, left, err = lock.ForLane(o.Entries, r.run.Sanitize, *entries != "")
+				o.Entries, left, err = lock.ForLane(o.Entries, r.run.Lane, *entries != "")
 			}
 			if err == nil && len(o.Entries) == 0 {
 				err = fmt.Errorf("SANITIZE=1: no entry of images.lock is built here (%s are packaged kernels)", strings.Join(left, ", "))

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
-	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/mutants"
 	"github.com/ftrace-stackmap/conformance/internal/page"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
@@ -48,10 +47,10 @@ var mutantsCmd = command{
 			rows := mutants.Run(ctx, o, faults, out.stderr)
 			var b strings.Builder
 			switch {
-			case o.Sanitize && o.Kernel != "":
+			case o.Lane.IsSanitized() && o.Kernel != "":
 				fmt.Fprintf(&b, "kernel: KERNEL=%s, sanitized (its config has KASAN on)\n\n", o.Kernel)
-			case o.Sanitize:
-				fmt.Fprintf(&b, "kernel: the reference kernel, %s\n\n", kbuild.Sanitized)
+			case o.Lane.IsSanitized():
+				fmt.Fprintf(&b, "kernel: the reference kernel, %s\n\n", o.Lane.Words())
 			}
 			ok := mutants.WriteTable(&b, rows)
 			if err := os.WriteFile(filepath.Join(o.ResultsDir, "mutants.txt"), []byte(b.String()), 0o644); err != nil {

@@ -24,7 +24,6 @@ import (
 	"github.com/ftrace-stackmap/conformance/initramfs"
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
-	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/labels"
 	"github.com/ftrace-stackmap/conformance/internal/matrix"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
@@ -73,10 +72,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	defer os.RemoveAll(tmp)
 	m := &measure{o: o, tmp: tmp, alone: map[string]float64{}, r: &Report{Time: time.Now().UTC(), Image: o.Image, Reps: o.Reps,
-		Host: fmt.Sprintf("%d CPUs, %s", runtime.NumCPU(), qemu.MachineFor(o.Arches[0]).Version())}}
-	if o.Base.Sanitize {
-		m.r.Lane = kbuild.Sanitized
-	}
+		Host: fmt.Sprintf("%d CPUs, %s", runtime.NumCPU(), qemu.MachineFor(o.Arches[0]).Version()), Lane: o.Base.Lane.Words()}}
 	for _, a := range o.Arches {
 		if err := m.arch(ctx, a); err != nil {
 			return nil, err

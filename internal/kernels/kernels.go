@@ -18,27 +18,30 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/cachelimit"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kchoice"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kimage"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/korigin"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 )
 
-// Request says which kernel, for which arch, and where the lock, the
-// project's kernel/ and the cache are.
+// Request says which kernel (the user's choice, whole), where the lock
+// is, and how a kernel built here is built (Env: the arch, the project's
+// kernel/, the cache, make's -j). In the sanitized lane a kernel built
+// here is built with the tree's debug.config and sanitize.config too; a
+// KERNEL= must have KASAN on in its config; a fetched one is refused.
 type Request struct {
-	Arch      arch.Arch
-	Kernel    string // a kernel image path; overrides Image
-	Tree      string // a kernel source tree to build; overrides Image
-	Image     string // an images.lock entry; "" for the lock's default
-	LockFile  string
-	KernelDir string
-	CacheDir  string
-	Progress  *progress.Reporter
-	Jobs      int // make's -j for a kernel built here; 0 means one per CPU
-	// Sanitize asks for the sanitized lane (SANITIZE=1): a kernel built
-	// here is built with the tree's debug.config and sanitize.config too;
-	// a KERNEL= must have KASAN on in its config; a fetched one is refused.
-	Sanitize bool
+	kchoice.Choice
+	LockFile string
+	// Env is how kernels are built here; its Lane is set from the
+	// choice's (env).
+	kbuild.Env
+}
+
+// env is the build environment in the choice's lane.
+func (r Request) env() kbuild.Env {
+	e := r.Env
+	e.Lane = r.Choice.Lane
+	return e
 }
 
 // Kernel is a kernel ready to boot.
@@ -61,7 +64,7 @@ type Kernel struct {
 	Config     map[string]string
 	ConfigFrom string
 	// Sanitized is how the kernel is sanitized, in the reports' words: "" when
-	// it is not asked to be, kbuild.Sanitized for a build here.
+	// it is not asked to be, the lane's words for a build here.
 	Sanitized string
 }
 
@@ -88,7 +91,7 @@ func Resolve(r Request) (*Kernel, error) {
 			return nil, err
 		}
 	}
-	if r.Sanitize && r.Kernel != "" {
+	if r.Choice.Lane.IsSanitized() && r.Kernel != "" {
 		if err := r.checkSanitized(k); err != nil {
 			return nil, err
 		}
@@ -140,7 +143,7 @@ func (r Request) kernel() (*Kernel, error) {
 		}
 		return k, err
 	}
-	if r.Sanitize {
+	if r.Choice.Lane.IsSanitized() {
 		return nil, fmt.Errorf("IMAGE=%s is a packaged kernel (kind %s), fetched as built: SANITIZE=1 builds its kernel here (the reference, a b4 entry, TREE=) or takes a KERNEL= built with KASAN", e.Name, e.Kind)
 	}
 	step := step(r.Progress, "kernel %s (%s)", e.Name, r.Arch.Name)
@@ -162,11 +165,10 @@ func (r Request) buildKernel(e *images.Entry) (*Kernel, error) {
 	if !ok {
 		return nil, fmt.Errorf("images.lock entry %s has no %s kernel", e.Name, r.Arch.Name)
 	}
-	b := kbuild.Builder{Arch: r.Arch, KernelDir: r.KernelDir, CacheDir: r.CacheDir,
-		Progress: r.Progress, Jobs: r.Jobs, Sanitize: r.Sanitize}
+	b := kbuild.Builder{Env: r.env()}
 	build, from, changed := b.Build, "built from kernel/", "kernel/ differs from what images.lock pins for %s/%s; `make kernel ARCH=%[2]s PIN=1` records it"
 	if e.Kind == images.KindB4 {
-		tb := kbuild.TreeBuilder{Entry: e, Arch: b.Arch, KernelDir: b.KernelDir, CacheDir: b.CacheDir, Progress: b.Progress, Jobs: b.Jobs, Sanitize: b.Sanitize}
+		tb := kbuild.TreeBuilder{Entry: e, Env: r.env()}
 		series := e.MessageID
 		if e.Series != "" {
 			series = e.Series
@@ -179,7 +181,7 @@ func (r Request) buildKernel(e *images.Entry) (*Kernel, error) {
 		return nil, fmt.Errorf("building the %s kernel: %w", e.Name, err)
 	}
 	switch {
-	case r.Sanitize:
+	case r.Choice.Lane.IsSanitized():
 		// The lock pins the plain build: a sanitized one is never it.
 	case pin.InputsSHA256 == "":
 		r.Progress.Notef("note: images.lock does not pin %s/%s yet; built: inputs_sha256 %s, image_sha256 %s\n", e.Name, r.Arch.Name, res.Key, res.ImageSHA256)
@@ -188,13 +190,13 @@ func (r Request) buildKernel(e *images.Entry) (*Kernel, error) {
 	case res.ImageSHA256 != pin.ImageSHA256:
 		r.Progress.Notef("note: the %s kernel built from the pinned inputs has sha256 %s, images.lock pins %s (another toolchain, or for b4 a moved tag or thread?)\n", e.Name, res.ImageSHA256, pin.ImageSHA256)
 	}
-	return &Kernel{Path: res.Image, Source: fmt.Sprintf("IMAGE=%s (%s, inputs %s)", e.Name, from, res.Key[:16]) + laneWords(r.lane()),
-		Origin: res.Origin, Sanitized: r.lane()}, nil
+	return &Kernel{Path: res.Image, Source: fmt.Sprintf("IMAGE=%s (%s, inputs %s)", e.Name, from, res.Key[:16]) + laneWords(r.Choice.Lane.Words()),
+		Origin: res.Origin, Sanitized: r.Choice.Lane.Words()}, nil
 }
 
 // buildTree builds (or finds in the cache) the kernel of a source tree.
 func (r Request) buildTree() (*Kernel, error) {
-	t := kbuild.LocalTree{Dir: r.Tree, Arch: r.Arch, KernelDir: r.KernelDir, CacheDir: r.CacheDir, Progress: r.Progress, Jobs: r.Jobs, Sanitize: r.Sanitize}
+	t := kbuild.LocalTree{Dir: r.Tree, Env: r.env()}
 	res, state, err := t.Build()
 	if err != nil {
 		return nil, fmt.Errorf("building TREE=%s: %w", r.Tree, err)
@@ -203,8 +205,8 @@ func (r Request) buildTree() (*Kernel, error) {
 	if res.Cached {
 		how = "cached build"
 	}
-	return &Kernel{Path: res.Image, Source: fmt.Sprintf("TREE=%s (%s, inputs %s)", state, how, res.Key[:16]) + laneWords(r.lane()),
-		Tree: &state, Cached: res.Cached, Origin: res.Origin, Sanitized: r.lane()}, nil
+	return &Kernel{Path: res.Image, Source: fmt.Sprintf("TREE=%s (%s, inputs %s)", state, how, res.Key[:16]) + laneWords(r.Choice.Lane.Words()),
+		Tree: &state, Cached: res.Cached, Origin: res.Origin, Sanitized: r.Choice.Lane.Words()}, nil
 }
 
 // bootable checks the kernel's arch before booting and, for an x86 bzImage,

@@ -9,15 +9,6 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 )
 
-// lane is the sanitized lane's words for a kernel built here, "" when the
-// request does not ask for it.
-func (r Request) lane() string {
-	if r.Sanitize {
-		return kbuild.Sanitized
-	}
-	return ""
-}
-
 // laneWords add a lane to the line that says where a kernel came from.
 func laneWords(lane string) string {
 	if lane == "" {

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kchoice"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 )
 
@@ -26,7 +28,7 @@ func TestSanitizedUserKernel(t *testing.T) {
 	}
 	var notes bytes.Buffer
 	req := func(kernel string) Request {
-		return Request{Arch: arm64, Kernel: kernel, CacheDir: t.TempDir(), Progress: progress.Quiet(&notes, ""), Sanitize: true}
+		return Request{Choice: kchoice.Choice{Kernel: kernel, Lane: kchoice.Sanitized}, Env: kbuild.Env{Arch: arm64, CacheDir: t.TempDir(), Progress: progress.Quiet(&notes, "")}}
 	}
 	write := func(path, text string) string {
 		t.Helper()
@@ -86,7 +88,7 @@ func TestSanitizedUserKernel(t *testing.T) {
 
 	// Without SANITIZE=1 none of this is asked.
 	plain := req(arm64Image(t, ""))
-	plain.Sanitize = false
+	plain.Choice.Lane = kchoice.Plain
 	if k, err := Resolve(plain); err != nil || k.Sanitized != "" {
 		t.Errorf("plain: %+v, %v", k, err)
 	}

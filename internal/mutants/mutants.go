@@ -20,6 +20,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/kernellog"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kchoice"
 	"github.com/ftrace-stackmap/conformance/internal/page"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
@@ -204,11 +205,11 @@ type Row struct {
 	Warned []string
 	Err    error // no verdict
 	// Checker is the fault's report kind, for a fault only the checkers
-	// see; Sanitized says the lane has them; Reported is where the report
-	// of that kind that showed it was placed, in a spec.
-	Checker   string
-	Sanitized bool
-	Reported  string
+	// see; Lane says whether the kernel has them; Reported is where the
+	// report of that kind that showed it was placed, in a spec.
+	Checker  string
+	Lane     kchoice.Lane
+	Reported string
 }
 
 // Also are the requirements that failed besides the one the fault targets.
@@ -256,7 +257,9 @@ const kernelLog = "kernel-log"
 // mustPass says whether the row's kernel must fail nothing: the kernel
 // without faults, a variant the contract permits, and a fault only the
 // checkers see, in a lane without them.
-func (r Row) mustPass() bool { return r.Fault == "" || r.Variant || r.Checker != "" && !r.Sanitized }
+func (r Row) mustPass() bool {
+	return r.Fault == "" || r.Variant || r.Checker != "" && !r.Lane.IsSanitized()
+}
 
 // Run boots the kernel of base once without faults and once per fault.
 func Run(ctx context.Context, base qemutest.Options, faults []Fault, progress io.Writer) []Row {
@@ -283,7 +286,7 @@ func boot(ctx context.Context, rn *qemutest.Runner, o qemutest.Options, f Fault,
 	o.ResultsDir = filepath.Join(o.ResultsDir, name)
 	fmt.Fprintf(progress, "--- fault %s\n", name)
 	res, err := rn.Run(ctx, o)
-	row := Row{Fault: f.Name, Variant: f.Variant, Want: f.Want(), Echoes: f.Echoes, Err: err, Checker: f.Checker, Sanitized: o.Sanitize}
+	row := Row{Fault: f.Name, Variant: f.Variant, Want: f.Want(), Echoes: f.Echoes, Err: err, Checker: f.Checker, Lane: o.Lane}
 	if err != nil {
 		return row
 	}
@@ -292,7 +295,7 @@ func boot(ctx context.Context, rn *qemutest.Runner, o qemutest.Options, f Fault,
 		row.Err = err // the run has no verdict without its reports
 		return row
 	}
-	if row.Checker != "" && row.Sanitized {
+	if row.Checker != "" && row.Lane.IsSanitized() {
 		row.Reported = reportedIn(res.KernelReports(), row.Checker)
 		if len(res.KernelProblems()) > 0 {
 			row.Failed = append(row.Failed, kernelLog)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/kernellog"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kchoice"
 	"github.com/ftrace-stackmap/conformance/internal/page"
 	"github.com/ftrace-stackmap/conformance/internal/results/golden"
 )
@@ -37,9 +38,9 @@ func TestCaught(t *testing.T) {
 		// them fails the kernel-log check by its report, in a spec.
 		{"checker's fault, plain lane", Row{Fault: "f", Want: kernelLog, Checker: "KASAN"}, true},
 		{"checker's fault, plain lane, a spec fails", Row{Fault: "f", Want: kernelLog, Checker: "KASAN", Failed: []string{"SM-BIN-04"}}, false},
-		{"checker's fault, reported", Row{Fault: "f", Want: kernelLog, Checker: "KASAN", Sanitized: true, Failed: []string{kernelLog}, Reported: "while default.SM-BIN-04 ran"}, true},
-		{"checker's fault, not reported", Row{Fault: "f", Want: kernelLog, Checker: "KASAN", Sanitized: true}, false},
-		{"checker's fault, reported, a spec fails", Row{Fault: "f", Want: kernelLog, Checker: "KASAN", Sanitized: true, Failed: []string{"SM-BIN-04", kernelLog}, Reported: "x"}, false},
+		{"checker's fault, reported", Row{Fault: "f", Want: kernelLog, Checker: "KASAN", Lane: kchoice.Sanitized, Failed: []string{kernelLog}, Reported: "while default.SM-BIN-04 ran"}, true},
+		{"checker's fault, not reported", Row{Fault: "f", Want: kernelLog, Checker: "KASAN", Lane: kchoice.Sanitized}, false},
+		{"checker's fault, reported, a spec fails", Row{Fault: "f", Want: kernelLog, Checker: "KASAN", Lane: kchoice.Sanitized, Failed: []string{"SM-BIN-04", kernelLog}, Reported: "x"}, false},
 	} {
 		if got := tc.row.Caught(); got != tc.want {
 			t.Errorf("%s: Caught() = %v, want %v", tc.name, got, tc.want)

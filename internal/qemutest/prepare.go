@@ -167,8 +167,7 @@ func (r *run) describeMachine() {
 func (r *run) getKernel() (*kernels.Kernel, error) {
 	o, res := r.o, r.res
 	start := time.Now()
-	k, err := kernels.Resolve(kernels.Request{Arch: r.m.Arch, Kernel: o.Kernel, Tree: o.Tree, Image: o.Image, LockFile: o.LockFile,
-		KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir, Progress: o.Progress, Jobs: o.Jobs, Sanitize: o.Sanitize})
+	k, err := kernels.Resolve(kernels.Request{Choice: o.Choice, LockFile: o.LockFile, Env: o.BuildEnv(r.m.Arch)})
 	if err != nil {
 		return nil, &InfraError{Err: err}
 	}

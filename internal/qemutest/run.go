@@ -16,7 +16,9 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
@@ -44,6 +46,12 @@ type Options struct {
 	// guest's init starts; 0 scales it to the accelerator and the kernel
 	// (preInitQuiet).
 	BootQuiet time.Duration
+}
+
+// BuildEnv is how a kernel the run needs is built here for a, in the
+// lane asked for.
+func (o Options) BuildEnv(a arch.Arch) kbuild.Env {
+	return kbuild.Env{Arch: a, KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir, Progress: o.Progress, Jobs: o.Jobs, Lane: o.Lane}
 }
 
 // InfraError means the run gave no verdict to trust, and why.

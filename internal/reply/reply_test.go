@@ -16,6 +16,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/apt"
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kchoice"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/korigin"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
@@ -68,7 +69,7 @@ var (
 // run is a finished x86_64 run of a kernel built from the series.
 func run(specs ...report.Spec) *results.Result {
 	return &results.Result{
-		Request: results.Request{Arch: arch.MustLookup("x86_64"), Image: "stackmap-v2", Profile: contract.ProfileV4, Seed: 7},
+		Request: results.Request{Arch: arch.MustLookup("x86_64"), Choice: kchoice.Choice{Image: "stackmap-v2"}, Profile: contract.ProfileV4, Seed: 7},
 		Entry:   "stackmap-v2",
 		Origin:  korigin.Origin{Tree: "https://git.example.org/linux.git", Commit: strings.Repeat("ab", 20), Describe: "v6.12", Series: "cover@example.org"},
 		Machine: "QEMU emulator version 7.2.22 -M q35 -cpu qemu64",
@@ -264,7 +265,7 @@ func TestFailureNamesTheClause(t *testing.T) {
 // its command makes the run again sanitized.
 func TestSanitizedRunSaysSo(t *testing.T) {
 	res := run(passSpec)
-	res.Request.Sanitize, res.Sanitized = true, "sanitized (debug.config)"
+	res.Request.Lane, res.Sanitized = kchoice.Sanitized, "sanitized (debug.config)"
 	body := Body(FromRun(res), &mail.Address{Address: "tess@example.net"})
 	for _, want := range []string{"\n  config   sanitized (debug.config)\n", " SANITIZE=1 "} {
 		if !strings.Contains(body, want) {

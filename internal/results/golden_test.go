@@ -14,6 +14,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/dumpcheck"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kchoice"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/korigin"
 	"github.com/ftrace-stackmap/conformance/internal/labels"
 	"github.com/ftrace-stackmap/conformance/internal/page"
@@ -107,8 +108,7 @@ func passingRun() *Result {
 		IDs: []string{"SM-OPT-02"}, Class: contract.Pass}
 	res := result(took(pass, 1200*time.Millisecond), took(warned, 300*time.Millisecond), took(noted, 2500*time.Millisecond),
 		profileSkip, took(option, 800*time.Millisecond))
-	res.Request = Request{Arch: arch.MustLookup("arm64"), Tree: "/src/linux", Profile: "v3", Seed: 1700000001, Timeout: 10 * time.Minute,
-		FtraceDir: "/src/linux/tools/testing/selftests/ftrace", FtraceMatch: "stackmap/basic"}
+	res.Request = Request{Arch: arch.MustLookup("arm64"), Choice: kchoice.Choice{Tree: "/src/linux"}, Profile: "v3", Seed: 1700000001, Timeout: 10 * time.Minute, FtraceDir: "/src/linux/tools/testing/selftests/ftrace", FtraceMatch: "stackmap/basic"}
 	res.Dir = "results/20261122-164552-arm64"
 	res.Entry, res.Source = "", "TREE=/src/linux (v6.19-rc2-12-g0123456789ab)"
 	res.Origin = korigin.Origin{Tree: "/src/linux", Commit: "0123456789ab" + strings.Repeat("c", 28), Describe: "v6.19-rc2-12-g0123456789ab",

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	junit "github.com/joshdk/go-junit"
+
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kchoice"
 )
 
 // TestJUnitAgreesWithTheSummary reads junit.xml back with go-junit, the
@@ -92,9 +94,9 @@ func TestSuiteNameNamesWhatWasBooted(t *testing.T) {
 		o     Request
 		want  string
 	}{
-		{"debian-6.12", Request{Image: "debian-6.12"}, "debian-6.12"},
-		{"", Request{Kernel: "/k/bzImage"}, "KERNEL=/k/bzImage"},
-		{"", Request{Tree: "/src/linux"}, "TREE=/src/linux"},
+		{"debian-6.12", Request{Choice: kchoice.Choice{Image: "debian-6.12"}}, "debian-6.12"},
+		{"", Request{Choice: kchoice.Choice{Kernel: "/k/bzImage"}}, "KERNEL=/k/bzImage"},
+		{"", Request{Choice: kchoice.Choice{Tree: "/src/linux"}}, "TREE=/src/linux"},
 		{"", Request{}, "lock-default"},
 	} {
 		if got := suiteName(&Result{Entry: tc.entry, Request: tc.o}); got != tc.want {

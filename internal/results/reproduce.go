@@ -42,7 +42,7 @@ func reproduce(res *Result, target string) string {
 		// The lock's default may change: name the entry that was booted.
 		opts = append(opts, opt{"IMAGE", "-image", res.Entry})
 	}
-	if o.Sanitize {
+	if o.Lane.IsSanitized() {
 		opts = append(opts, opt{"SANITIZE", "-sanitize", "1"})
 	}
 	opts = append(opts, opt{"PROFILE", "-profile", o.Profile.String()})

@@ -19,6 +19,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/dumpcheck"
 	"github.com/ftrace-stackmap/conformance/internal/ftracetest"
 	"github.com/ftrace-stackmap/conformance/internal/kernellog"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kchoice"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/korigin"
 	"github.com/ftrace-stackmap/conformance/internal/labels"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
@@ -28,10 +29,11 @@ import (
 
 // Request is what the user asked of a run: everything that makes it again.
 type Request struct {
-	Arch     arch.Arch // marshalled by its name
-	Kernel   string    // a kernel image path; overrides Image
-	Tree     string    // a kernel source tree, built here; overrides Image
-	Image    string    // an images.lock entry; "" for the lock's default
+	Arch arch.Arch // marshalled by its name
+	// Choice is the kernel asked for: KERNEL=, TREE= or IMAGE=, and the
+	// lane (SANITIZE=1: built with the tree's debug.config, or a KERNEL=
+	// whose config has KASAN on).
+	kchoice.Choice
 	Profile  contract.Profile
 	Labels   labels.Filter
 	BootArgs []string
@@ -49,10 +51,6 @@ type Request struct {
 	// Require is REQUIRE=: whether UNSUPPORTED stackmap specs fail the
 	// run; RequireAuto decides by the kernel (see Result.Required).
 	Require report.Require
-	// Sanitize is SANITIZE=1: the kernel built in the sanitized lane
-	// (the tree's debug.config: KASAN, lockdep, UBSAN, ...), or a
-	// KERNEL= whose config has KASAN on.
-	Sanitize bool
 	// Torture is how long the torture boot's actors run (make torture
 	// DURATION=); its boot's limit grows by as much.
 	Torture time.Duration

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kchoice"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/korigin"
 	"github.com/ftrace-stackmap/conformance/internal/results/kcidbschema"
 )
@@ -17,7 +18,7 @@ import (
 func TestSanitizedRunSaysSo(t *testing.T) {
 	const lane = "sanitized (debug.config)"
 	res := result(pass)
-	res.Request.Sanitize, res.Sanitized = true, lane
+	res.Request.Lane, res.Sanitized = kchoice.Sanitized, lane
 	res.Source += ", " + lane
 	res.Origin.Config = "tinyconfig+common+x86_64+debug+sanitize"
 
@@ -38,7 +39,7 @@ func TestSanitizedRunSaysSo(t *testing.T) {
 	}
 
 	given := result(pass)
-	given.Request.Kernel, given.Request.Sanitize, given.Entry, given.Origin = "/tmp/bzImage", true, "", korigin.Origin{}
+	given.Request.Kernel, given.Request.Lane, given.Entry, given.Origin = "/tmp/bzImage", kchoice.Sanitized, "", korigin.Origin{}
 	given.Dir, given.KernelSHA = "results/20261122-170000-x86_64", strings.Repeat("c", 64)
 	given.Sanitized = "sanitized (KASAN on in its embedded config)"
 	given.Source = "KERNEL=/tmp/bzImage, " + given.Sanitized

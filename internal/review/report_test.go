@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
-	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kchoice"
 	"github.com/ftrace-stackmap/conformance/internal/page"
 	"github.com/ftrace-stackmap/conformance/internal/results/golden"
 )
@@ -103,7 +103,7 @@ func TestWalkGolden(t *testing.T) {
 // header and in its reply, whose command walks it sanitized again.
 func TestSanitizedWalkSaysSo(t *testing.T) {
 	w := goldenWalk()
-	w.Sanitized = kbuild.Sanitized
+	w.Sanitized = kchoice.Sanitized.Words()
 	if text := w.Text(); !strings.Contains(text, "on /src/linux at v6.19-rc2 (0123456789ab), sanitized (debug.config)\n") {
 		t.Errorf("table:\n%s", text)
 	}

@@ -80,9 +80,7 @@ type Walker struct {
 // costs what it changes. Reports go under dir.
 func (w Walker) Walk(ctx context.Context, s Series, tree, dir string) (*Walk, error) {
 	walk := &Walk{Series: s, Tree: tree, Arches: strings.Split(w.Arches.String(), ","), Steps: map[string][]*Step{}, Dir: dir, Started: time.Now()}
-	if w.Options.Sanitize {
-		walk.Sanitized = kbuild.Sanitized
-	}
+	walk.Sanitized = w.Options.Lane.Words()
 	commit, err := gitOut(tree, "rev-parse", "--verify", s.Base+"^{commit}")
 	if err != nil {
 		return nil, fmt.Errorf("TREE=%s has no revision %s: %v", tree, s.Base, err)
@@ -126,7 +124,7 @@ func (w Walker) Walk(ctx context.Context, s Series, tree, dir string) (*Walk, er
 				return walk, err
 			}
 			if k > 0 && st.built {
-				st.Warnings = warningsIn(kbuild.LocalBuildLog(w.Options.CacheDir, src, arch, w.Options.Sanitize), src, touched(s.Patches[k-1]))
+				st.Warnings = warningsIn(kbuild.LocalBuildLog(w.Options.CacheDir, src, arch, w.Options.Lane), src, touched(s.Patches[k-1]))
 			}
 		}
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/atomicfile"
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
 	"github.com/ftrace-stackmap/conformance/internal/cachelimit"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kchoice"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 )
 
@@ -300,8 +301,8 @@ func (e Entry) BuiltHere() bool { return e.Kind == KindBuild || e.Kind == KindB4
 // runs them all. The sanitized lane builds its kernels: an entry asked for
 // by name that is fetched as built is refused; of the defaults (asked
 // false) such entries are left out, and named in left.
-func (l *Lock) ForLane(names []string, sanitized, asked bool) (kept, left []string, err error) {
-	if !sanitized {
+func (l *Lock) ForLane(names []string, ln kchoice.Lane, asked bool) (kept, left []string, err error) {
+	if !ln.BuildsHere() {
 		return names, nil, nil
 	}
 	for _, n := range names {

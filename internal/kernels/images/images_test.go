@@ -18,6 +18,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kchoice"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 )
 
@@ -290,13 +291,13 @@ func TestFetchWaitsAndFindsTheImage(t *testing.T) {
 func TestForLane(t *testing.T) {
 	l := &Lock{Entries: []Entry{{Name: "reference", Kind: KindBuild}, {Name: "debian-6.12", Kind: KindDebian}, {Name: "v4", Kind: KindB4}}}
 	all := []string{"reference", "debian-6.12", "v4"}
-	if kept, left, err := l.ForLane(all, false, true); err != nil || !slices.Equal(kept, all) || left != nil {
+	if kept, left, err := l.ForLane(all, kchoice.Plain, true); err != nil || !slices.Equal(kept, all) || left != nil {
 		t.Errorf("plain lane: %v %v %v, want all kept", kept, left, err)
 	}
-	if kept, left, err := l.ForLane(all, true, false); err != nil || !slices.Equal(kept, []string{"reference", "v4"}) || !slices.Equal(left, []string{"debian-6.12"}) {
+	if kept, left, err := l.ForLane(all, kchoice.Sanitized, false); err != nil || !slices.Equal(kept, []string{"reference", "v4"}) || !slices.Equal(left, []string{"debian-6.12"}) {
 		t.Errorf("sanitized, defaults: %v %v %v, want the debian entry left out", kept, left, err)
 	}
-	if _, _, err := l.ForLane(all, true, true); err == nil || !strings.Contains(err.Error(), "IMAGE=debian-6.12 is a packaged kernel") {
+	if _, _, err := l.ForLane(all, kchoice.Sanitized, true); err == nil || !strings.Contains(err.Error(), "IMAGE=debian-6.12 is a packaged kernel") {
 		t.Errorf("sanitized, asked by name: %v, want the debian entry refused", err)
 	}
 }

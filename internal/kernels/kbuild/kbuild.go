@@ -25,6 +25,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
 	"github.com/ftrace-stackmap/conformance/internal/cachelimit"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kchoice"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/korigin"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 )
@@ -45,11 +46,11 @@ type Inputs struct {
 	SourceSHA256  string            `json:"source_sha256"`
 	Files         map[string]string `json:"files"` // patches and fragments: path -> sha256
 	Compiler      string            `json:"compiler"`
-	// Sanitize is the sanitized lane, and DebugConfig the sha256 of the
+	// Lane is the sanitized lane, and DebugConfig the sha256 of the
 	// source's debug.config it merges; both absent from a plain build's
 	// key, which stays what it was.
-	Sanitize    bool   `json:"sanitize,omitempty"`
-	DebugConfig string `json:"debug_config_sha256,omitempty"`
+	Lane        kchoice.Lane `json:"sanitize,omitempty"`
+	DebugConfig string       `json:"debug_config_sha256,omitempty"`
 }
 
 // Key is the hash of the inputs.
@@ -74,19 +75,26 @@ type Result struct {
 	Origin       korigin.Origin // what it was made from
 }
 
-// Builder builds for one arch.
-type Builder struct {
+// Env is what every build of a kernel shares, whatever its source: the
+// arch, the project's kernel/ directory, the cache, where progress goes,
+// make's -j and the lane.
+type Env struct {
 	Arch      arch.Arch
 	KernelDir string // the project's kernel/ directory
 	CacheDir  string
 	Progress  *progress.Reporter
-	Jobs      int  // make's -j; 0 means one per CPU
-	Sanitize  bool // the sanitized lane: debug.config and sanitize.config merged too
+	Jobs      int          // make's -j; 0 means one per CPU
+	Lane      kchoice.Lane // the sanitized lane: debug.config and sanitize.config merged too
+}
+
+// Builder builds the reference kernel for one arch.
+type Builder struct {
+	Env
 }
 
 // jobs is make's -j: Jobs, or one per CPU. It is not part of the key: the
 // kernel built does not depend on it.
-func (b Builder) jobs() int {
+func (b Env) jobs() int {
 	if b.Jobs > 0 {
 		return b.Jobs
 	}
@@ -112,7 +120,7 @@ var Tools = []apt.Need{
 func (b Builder) Build() (*Result, error) {
 	a := b.Arch
 	// One builder at a time in this arch's build directory and cache.
-	release, err := buildlock.Hold(filepath.Join(b.CacheDir, "kbuild", a.Name+lane(b.Sanitize)+".lock"), "building the "+b.what(), b.Progress.Always())
+	release, err := buildlock.Hold(filepath.Join(b.CacheDir, "kbuild", a.Name+b.Lane.Suffix()+".lock"), "building the "+b.what(), b.Progress.Always())
 	if err != nil {
 		return nil, err
 	}
@@ -152,14 +160,14 @@ func (b Builder) Cached(key string) (image, sum string, ok bool) {
 }
 
 func (b Builder) cached(key string) string {
-	return filepath.Join(b.CacheDir, "kernels", b.Arch.Name+lane(b.Sanitize)+"-"+key[:16], filepath.Base(b.bootImage()))
+	return filepath.Join(b.CacheDir, "kernels", b.Arch.Name+b.Lane.Suffix()+"-"+key[:16], filepath.Base(b.bootImage()))
 }
 
 // bootImage is the build's file to boot. A sanitized x86_64 kernel is
 // kept as its bzImage: its vmlinux's PVH entry dies before its first
 // console line, and a bzImage lets the runner find the route that boots.
 func (b Builder) bootImage() string {
-	if b.Sanitize && b.Arch.KernelTarget == "bzImage" {
+	if b.Lane.IsSanitized() && b.Arch.KernelTarget == "bzImage" {
 		return "arch/x86/boot/bzImage"
 	}
 	return b.Arch.BootImage
@@ -167,8 +175,8 @@ func (b Builder) bootImage() string {
 
 // what names the reference kernel the builder builds, for a lock's holder.
 func (b Builder) what() string {
-	if b.Sanitize {
-		return b.Arch.Name + " reference kernel, " + Sanitized
+	if b.Lane.IsSanitized() {
+		return b.Arch.Name + " reference kernel, " + b.Lane.Words()
 	}
 	return b.Arch.Name + " reference kernel"
 }
@@ -236,13 +244,13 @@ func (b Builder) inputs(a arch.Arch) (Inputs, error) {
 	if in.SourceSHA256, err = b.tarballSHA256(); err != nil {
 		return in, err
 	}
-	if b.Sanitize {
-		in.Sanitize = true
+	if b.Lane.IsSanitized() {
+		in.Lane = b.Lane
 		if in.DebugConfig, err = b.debugConfigSHA256(); err != nil {
 			return in, err
 		}
 	}
-	if in.Files, err = KernelFiles(b.KernelDir, b.Arch.Name, b.Sanitize); err != nil {
+	if in.Files, err = KernelFiles(b.KernelDir, b.Arch.Name, b.Lane); err != nil {
 		return in, err
 	}
 	in.Compiler, err = Compiler(a)
@@ -252,9 +260,9 @@ func (b Builder) inputs(a arch.Arch) (Inputs, error) {
 // KernelFiles hashes the files of kernel/ (kernelDir) a build for arch
 // reads: the patches and the config fragments, the sanitized lane's too
 // when asked. Paths are relative to kernelDir.
-func KernelFiles(kernelDir, arch string, sanitize bool) (map[string]string, error) {
+func KernelFiles(kernelDir, arch string, l kchoice.Lane) (map[string]string, error) {
 	patterns := []string{"patches/*.patch", "config/common.config", "config/" + arch + ".config"}
-	if sanitize {
+	if l.IsSanitized() {
 		patterns = append(patterns, SanitizeConfig)
 	}
 	var files []string
@@ -304,8 +312,8 @@ func (b Builder) compile(a arch.Arch, key string) (string, error) {
 	// ccache then finds its objects again when only a patch changed, and
 	// a plain and a sanitized build never share a build directory.
 	src := b.src()
-	out := filepath.Join(work, "out-"+b.Arch.Name+lane(b.Sanitize))
-	log := filepath.Join(work, "build-"+b.Arch.Name+lane(b.Sanitize)+".log")
+	out := filepath.Join(work, "out-"+b.Arch.Name+b.Lane.Suffix())
+	log := filepath.Join(work, "build-"+b.Arch.Name+b.Lane.Suffix()+".log")
 	if err := b.unpackPristine(pristine); err != nil {
 		return "", err
 	}
@@ -337,7 +345,7 @@ func (b Builder) compile(a arch.Arch, key string) (string, error) {
 
 // src is the patched source tree of the arch and lane.
 func (b Builder) src() string {
-	return filepath.Join(b.CacheDir, "kbuild", "src-"+b.Arch.Name+lane(b.Sanitize))
+	return filepath.Join(b.CacheDir, "kbuild", "src-"+b.Arch.Name+b.Lane.Suffix())
 }
 
 // unpackPristine unpacks the source tarball into pristine unless it is
@@ -385,5 +393,5 @@ func (b Builder) fragments() []string {
 // src: the plain ones, then, sanitized, its debug.config and
 // sanitize.config.
 func (b Builder) laneFragments(src string) []string {
-	return withLane(b.fragments(), b.Sanitize, src, b.KernelDir)
+	return withLane(b.fragments(), b.Lane, src, b.KernelDir)
 }

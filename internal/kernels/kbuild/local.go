@@ -23,7 +23,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
 	"github.com/ftrace-stackmap/conformance/internal/cachelimit"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
-	"github.com/ftrace-stackmap/conformance/internal/progress"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kchoice"
 )
 
 // FeatureOption is the stackmap's Kconfig line in the fragments. A tree
@@ -35,13 +35,8 @@ const FeatureOption = "CONFIG_FTRACE_STACKMAP=y"
 // clean or not, git or not, configured with the reference kernel's
 // fragments and built out of tree in the cache. The tree is only read.
 type LocalTree struct {
-	Dir       string // absolute
-	Arch      arch.Arch
-	KernelDir string // the project's kernel/ directory
-	CacheDir  string
-	Progress  *progress.Reporter
-	Jobs      int  // make's -j; 0 means one per CPU
-	Sanitize  bool // the sanitized lane: the tree's debug.config and sanitize.config merged too
+	Dir string // absolute
+	Env
 }
 
 // TreeState is what the tree held when it was built, for the reports.
@@ -76,10 +71,10 @@ type LocalInputs struct {
 	Changes  string            `json:"changes_sha256"`
 	Files    map[string]string `json:"files"` // fragments: path under kernel/ -> sha256
 	Compiler string            `json:"compiler"`
-	// Sanitize is the sanitized lane, and DebugConfig the sha256 of the
+	// Lane is the sanitized lane, and DebugConfig the sha256 of the
 	// tree's debug.config it merges; both absent from a plain build's key.
-	Sanitize    bool   `json:"sanitize,omitempty"`
-	DebugConfig string `json:"debug_config_sha256,omitempty"`
+	Lane        kchoice.Lane `json:"sanitize,omitempty"`
+	DebugConfig string       `json:"debug_config_sha256,omitempty"`
 }
 
 // CheckTree checks, before anything is fetched or built, that dir is a
@@ -111,15 +106,15 @@ func (t LocalTree) Build() (*Result, TreeState, error) {
 	if err != nil {
 		return nil, state, err
 	}
-	if t.Sanitize {
+	if t.Lane.IsSanitized() {
 		if err := needDebugConfig(t.Dir); err != nil {
 			return nil, state, err
 		}
 	}
-	work := localWork(t.CacheDir, t.Dir, a.Name, t.Sanitize)
+	work := localWork(t.CacheDir, t.Dir, a.Name, t.Lane)
 	what := "building the " + a.Name + " kernel of " + t.Dir
-	if t.Sanitize {
-		what += ", " + Sanitized
+	if t.Lane.IsSanitized() {
+		what += ", " + t.Lane.Words()
 	}
 	release, err := buildlock.Hold(work+".lock", what, t.Progress.Always())
 	if err != nil {
@@ -165,15 +160,15 @@ func (t LocalTree) Build() (*Result, TreeState, error) {
 }
 
 func (t LocalTree) builder() Builder {
-	return Builder{Arch: t.Arch, KernelDir: t.KernelDir, CacheDir: t.CacheDir, Progress: t.Progress, Jobs: t.Jobs, Sanitize: t.Sanitize}
+	return Builder{t.Env}
 }
 
 // inputs are the build's inputs but the compiler: the tree's state, the
 // project's fragments by their path under kernel/, and in the sanitized
 // lane the tree's own debug.config, hashed apart.
 func (t LocalTree) inputs(state TreeState, fragments []string) (LocalInputs, error) {
-	in := LocalInputs{Arch: t.Arch.Name, Commit: state.Commit, Changes: state.Changes, Files: map[string]string{}, Sanitize: t.Sanitize}
-	if t.Sanitize {
+	in := LocalInputs{Arch: t.Arch.Name, Commit: state.Commit, Changes: state.Changes, Files: map[string]string{}, Lane: t.Lane}
+	if t.Lane.IsSanitized() {
 		sum, err := images.FileSHA256(filepath.Join(t.Dir, DebugConfig))
 		if err != nil {
 			return in, err
@@ -195,15 +190,15 @@ var featureSymbol = regexp.MustCompile(`(?m)^config FTRACE_STACKMAP\s*$`)
 
 // localWork is the directory of a tree's builds for arch and lane: one
 // per tree, and one more for its sanitized builds.
-func localWork(cache, dir, arch string, sanitize bool) string {
+func localWork(cache, dir, arch string, l kchoice.Lane) string {
 	sum := sha256.Sum256([]byte(dir))
-	return filepath.Join(cache, "treebuild", "local-"+hex.EncodeToString(sum[:6])+"-"+arch+lane(sanitize))
+	return filepath.Join(cache, "treebuild", "local-"+hex.EncodeToString(sum[:6])+"-"+arch+l.Suffix())
 }
 
 // LocalBuildLog is make's output of the last build of the tree at dir for
 // arch in the lane, if it was built here.
-func LocalBuildLog(cache, dir, arch string, sanitize bool) string {
-	return filepath.Join(localWork(cache, dir, arch, sanitize), "build.log")
+func LocalBuildLog(cache, dir, arch string, l kchoice.Lane) string {
+	return filepath.Join(localWork(cache, dir, arch, l), "build.log")
 }
 
 // treeless leaves out the fragments of the tree at dir: the project's,

@@ -35,8 +35,8 @@ func (b Builder) Make(work, src, out, log string, fragments []string, absent ...
 		// Fixed build identity, so the same inputs give the same image.
 		"KBUILD_BUILD_TIMESTAMP=2026-01-01", "KBUILD_BUILD_USER=smct", "KBUILD_BUILD_HOST=smct", "KBUILD_BUILD_VERSION=1")
 	with := "kernel/config"
-	if b.Sanitize {
-		with += " + " + DebugConfig + ", " + Sanitized
+	if b.Lane.IsSanitized() {
+		with += " + " + DebugConfig + ", " + b.Lane.Words()
 	}
 	step := announce(b.Progress, "configuring %s (tinyconfig + %s)", b.Arch.Name, with)
 	if err := os.MkdirAll(out, 0o755); err != nil {

@@ -48,7 +48,7 @@ func (in Inputs) origin(fragments []string) korigin.Origin {
 func (b TreeBuilder) origin(in TreeInputs, src TreeSource) korigin.Origin {
 	e := b.Entry
 	o := korigin.Origin{Tree: e.Tree, Commit: src.Commit, Describe: e.Base, Series: e.MessageID,
-		Config: ConfigName(withLane(Fragments(e, b.Arch.Name, b.KernelDir), b.Sanitize, "", b.KernelDir)), Compiler: in.Compiler}
+		Config: ConfigName(withLane(Fragments(e, b.Arch.Name, b.KernelDir), b.Lane, "", b.KernelDir)), Compiler: in.Compiler}
 	if e.Series != "" {
 		o.Series = e.Series
 	}

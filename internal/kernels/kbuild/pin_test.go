@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kchoice"
 )
 
 // TestKernelDirIsWhatImagesLockPins hashes kernel/ as `make kernel PIN=1`
@@ -23,7 +24,7 @@ func TestKernelDirIsWhatImagesLockPins(t *testing.T) {
 			continue
 		}
 		for arch, pin := range e.Arches {
-			files, err := KernelFiles("../../../kernel", arch, false)
+			files, err := KernelFiles("../../../kernel", arch, kchoice.Plain)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/atomicfile"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kchoice"
 )
 
 // The sanitized lane (SANITIZE=1) builds a kernel with the project's
@@ -25,22 +26,10 @@ const DebugConfig = "kernel/configs/debug.config"
 // SanitizeConfig is the project's fragment of the lane, under kernel/.
 const SanitizeConfig = "config/sanitize.config"
 
-// Sanitized names the lane where a report names the kernel.
-const Sanitized = "sanitized (debug.config)"
-
-// lane is the suffix of a lane's build directories, log and lock: "" for
-// the plain lane, so that its paths stay what they were.
-func lane(sanitize bool) string {
-	if sanitize {
-		return "-sanitized"
-	}
-	return ""
-}
-
 // withLane adds the lane's fragments to the plain ones of a build of the
 // tree at src: its debug.config, then sanitize.config, merged last.
-func withLane(fragments []string, sanitize bool, src, kernelDir string) []string {
-	if !sanitize {
+func withLane(fragments []string, l kchoice.Lane, src, kernelDir string) []string {
+	if !l.IsSanitized() {
 		return fragments
 	}
 	return append(append([]string{}, fragments...), filepath.Join(src, DebugConfig), filepath.Join(kernelDir, SanitizeConfig))

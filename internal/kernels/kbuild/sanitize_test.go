@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kchoice"
 )
 
 func writeFile(t *testing.T, path, text string) string {
@@ -75,11 +77,11 @@ CONFIG_DEBUG_VM_VMACACHE=y
 // project's sanitize.config; its config is named after them (KCIDB's
 // config_name).
 func TestLaneFragments(t *testing.T) {
-	b := Builder{Arch: arm64, KernelDir: "/p/kernel"}
+	b := Builder{Env{Arch: arm64, KernelDir: "/p/kernel"}}
 	if got := b.laneFragments("/src"); !reflect.DeepEqual(got, b.fragments()) {
 		t.Errorf("plain lane: %v", got)
 	}
-	b.Sanitize = true
+	b.Lane = kchoice.Sanitized
 	got := b.laneFragments("/src")
 	want := []string{"/p/kernel/config/common.config", "/p/kernel/config/arm64.config", "/src/kernel/configs/debug.config", "/p/kernel/config/sanitize.config"}
 	if !reflect.DeepEqual(got, want) {
@@ -102,15 +104,15 @@ func TestLaneFragments(t *testing.T) {
 // A plain and a sanitized build never share a build directory, a log, a
 // lock or a cached kernel.
 func TestLanesApart(t *testing.T) {
-	plain := Builder{Arch: arm64, CacheDir: "/c"}
+	plain := Builder{Env{Arch: arm64, CacheDir: "/c"}}
 	sanitized := plain
-	sanitized.Sanitize = true
+	sanitized.Lane = kchoice.Sanitized
 	key := strings.Repeat("ab", 32)
 	for what, pair := range map[string][2]string{
 		"source tree":   {plain.src(), sanitized.src()},
 		"cached kernel": {plain.cached(key), sanitized.cached(key)},
-		"TREE= builds":  {localWork("/c", "/t", "arm64", false), localWork("/c", "/t", "arm64", true)},
-		"TREE= log":     {LocalBuildLog("/c", "/t", "arm64", false), LocalBuildLog("/c", "/t", "arm64", true)},
+		"TREE= builds":  {localWork("/c", "/t", "arm64", kchoice.Plain), localWork("/c", "/t", "arm64", kchoice.Sanitized)},
+		"TREE= log":     {LocalBuildLog("/c", "/t", "arm64", kchoice.Plain), LocalBuildLog("/c", "/t", "arm64", kchoice.Sanitized)},
 	} {
 		if pair[0] == pair[1] {
 			t.Errorf("%s shared: %s", what, pair[0])
@@ -135,33 +137,33 @@ func TestSanitizedKey(t *testing.T) {
 	tree := t.TempDir()
 	debug := writeFile(t, filepath.Join(tree, DebugConfig), "CONFIG_KASAN=y\n")
 	state := TreeState{Dir: tree, Commit: strings.Repeat("1", 40)}
-	key := func(sanitize bool) (string, LocalInputs) {
+	key := func(l kchoice.Lane) (string, LocalInputs) {
 		t.Helper()
-		lt := LocalTree{Dir: tree, Arch: arm64, KernelDir: kernelDir, Sanitize: sanitize}
+		lt := LocalTree{Dir: tree, Env: Env{Arch: arm64, KernelDir: kernelDir, Lane: l}}
 		in, err := lt.inputs(state, lt.builder().laneFragments(tree))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return inputsKey(in), in
 	}
-	plainKey, plain := key(false)
+	plainKey, plain := key(kchoice.Plain)
 	js, _ := json.Marshal(plain)
 	if strings.Contains(string(js), "sanitize") || strings.Contains(string(js), "debug_config") {
 		t.Errorf("a plain build's inputs name the lane: %s", js)
 	}
-	sanitizedKey, in := key(true)
-	if sanitizedKey == plainKey || !in.Sanitize || in.DebugConfig == "" || in.Files[SanitizeConfig] == "" {
+	sanitizedKey, in := key(kchoice.Sanitized)
+	if sanitizedKey == plainKey || !in.Lane.IsSanitized() || in.DebugConfig == "" || in.Files[SanitizeConfig] == "" {
 		t.Errorf("sanitized inputs %+v", in)
 	}
 	writeFile(t, debug, "CONFIG_KASAN=y\nCONFIG_UBSAN=y\n")
-	if k, _ := key(true); k == sanitizedKey {
+	if k, _ := key(kchoice.Sanitized); k == sanitizedKey {
 		t.Errorf("the key does not change with the tree's debug.config")
 	}
 	writeFile(t, filepath.Join(kernelDir, SanitizeConfig), "CONFIG_KASAN=y\nCONFIG_DEBUG_LIST=y\n")
-	if k, _ := key(true); k == sanitizedKey {
+	if k, _ := key(kchoice.Sanitized); k == sanitizedKey {
 		t.Errorf("the key does not change with sanitize.config")
 	}
-	if k, _ := key(false); k != plainKey {
+	if k, _ := key(kchoice.Plain); k != plainKey {
 		t.Errorf("the plain key changed with the lane's files")
 	}
 
@@ -172,8 +174,8 @@ func TestSanitizedKey(t *testing.T) {
 			t.Errorf("a plain build's inputs name the lane: %s", js)
 		}
 	}
-	if inputsKey(Inputs{Arch: "arm64"}) == inputsKey(Inputs{Arch: "arm64", Sanitize: true}) ||
-		inputsKey(TreeInputs{Arch: "arm64"}) == inputsKey(TreeInputs{Arch: "arm64", Sanitize: true}) {
+	if inputsKey(Inputs{Arch: "arm64"}) == inputsKey(Inputs{Arch: "arm64", Lane: kchoice.Sanitized}) ||
+		inputsKey(TreeInputs{Arch: "arm64"}) == inputsKey(TreeInputs{Arch: "arm64", Lane: kchoice.Sanitized}) {
 		t.Errorf("the lane is not in the key")
 	}
 }
@@ -186,7 +188,7 @@ func TestSanitizedTreeNeedsDebugConfig(t *testing.T) {
 		os.MkdirAll(filepath.Join(tree, d), 0o755)
 	}
 	writeFile(t, filepath.Join(tree, "Makefile"), "")
-	_, _, err := LocalTree{Dir: tree, Arch: arm64, CacheDir: t.TempDir(), Sanitize: true}.Build()
+	_, _, err := LocalTree{Dir: tree, Env: Env{Arch: arm64, CacheDir: t.TempDir(), Lane: kchoice.Sanitized}}.Build()
 	if err == nil || !strings.Contains(err.Error(), "SANITIZE=1 merges the tree's kernel/configs/debug.config, which "+tree+" does not have") {
 		t.Errorf("Build: %v", err)
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
 	"github.com/ftrace-stackmap/conformance/internal/cachelimit"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
-	"github.com/ftrace-stackmap/conformance/internal/progress"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kchoice"
 	"github.com/ftrace-stackmap/conformance/internal/textlines"
 )
 
@@ -71,11 +71,11 @@ type TreeInputs struct {
 	SeriesFileSHA256 string            `json:"series_file_sha256,omitempty"`
 	Files            map[string]string `json:"files"` // fragments: path under kernel/ -> sha256
 	Compiler         string            `json:"compiler"`
-	// Sanitize is the sanitized lane. The tree's debug.config it merges is
+	// Lane is the sanitized lane. The tree's debug.config it merges is
 	// the tree's at the base with the series, which the key holds as far
 	// as it holds the tree: its sum is recorded beside the image
 	// (debug_config_sha256), as the commit is.
-	Sanitize bool `json:"sanitize,omitempty"`
+	Lane kchoice.Lane `json:"sanitize,omitempty"`
 }
 
 // Key is the hash of the inputs.
@@ -83,14 +83,9 @@ func (in TreeInputs) Key() string { return inputsKey(in) }
 
 // TreeBuilder builds one b4 entry for one arch.
 type TreeBuilder struct {
-	Entry     *images.Entry
-	Arch      arch.Arch
-	KernelDir string // the project's kernel/ directory
-	CacheDir  string
-	Progress  *progress.Reporter
-	Jobs      int  // make's -j; 0 means one per CPU
-	Sanitize  bool // the sanitized lane: the tree's debug.config and sanitize.config merged too
-	in        TreeInputs
+	Env
+	Entry *images.Entry
+	in    TreeInputs
 }
 
 // Build returns the entry's kernel, fetching, applying and building it
@@ -121,7 +116,7 @@ func (b TreeBuilder) Build() (*Result, error) {
 		return nil, err
 	}
 	b.in = in
-	kb := Builder{Arch: b.Arch, KernelDir: b.KernelDir, CacheDir: b.CacheDir, Progress: b.Progress, Jobs: b.Jobs, Sanitize: b.Sanitize}
+	kb := Builder{b.Env}
 	key := inputsKey(in)
 	if image, sum, ok := kb.Cached(key); ok {
 		return &Result{Image: image, ImageSHA256: sum, Key: key, Cached: true, Origin: b.origin(in, cachedSource(image))}, nil
@@ -130,14 +125,14 @@ func (b TreeBuilder) Build() (*Result, error) {
 	// fixed paths, so ccache hits across changes of base or series (as in
 	// kbuild), and a plain and a sanitized build never share one.
 	work := filepath.Join(b.CacheDir, "treebuild", b.Entry.Name+"-"+b.Arch.Name)
-	src, out := filepath.Join(work, "src"), filepath.Join(work, "out"+lane(b.Sanitize))
+	src, out := filepath.Join(work, "src"), filepath.Join(work, "out"+b.Lane.Suffix())
 	cachelimit.Touch(work) // used: pruning keeps the most recently used
 	start := time.Now()
 	got, err := b.prepare(work, src)
 	if err != nil {
 		return nil, err
 	}
-	if b.Sanitize {
+	if b.Lane.IsSanitized() {
 		if err := needDebugConfig(src); err != nil {
 			return nil, err
 		}
@@ -145,8 +140,8 @@ func (b TreeBuilder) Build() (*Result, error) {
 			return nil, err
 		}
 	}
-	fragments := withLane(Fragments(b.Entry, b.Arch.Name, b.KernelDir), b.Sanitize, src, b.KernelDir)
-	if err := kb.Make(work, src, out, filepath.Join(work, "build"+lane(b.Sanitize)+".log"), fragments); err != nil {
+	fragments := withLane(Fragments(b.Entry, b.Arch.Name, b.KernelDir), b.Lane, src, b.KernelDir)
+	if err := kb.Make(work, src, out, filepath.Join(work, "build"+b.Lane.Suffix()+".log"), fragments); err != nil {
 		return nil, err
 	}
 	res, err := kb.keep(key, out, start, struct {
@@ -161,9 +156,9 @@ func (b TreeBuilder) Build() (*Result, error) {
 
 func (b TreeBuilder) inputs(a arch.Arch) (TreeInputs, error) {
 	e := b.Entry
-	in := TreeInputs{Arch: b.Arch.Name, Tree: e.Tree, Base: e.Base, MessageID: e.MessageID, SeriesVersion: e.SeriesVersion, Files: map[string]string{}, Sanitize: b.Sanitize}
+	in := TreeInputs{Arch: b.Arch.Name, Tree: e.Tree, Base: e.Base, MessageID: e.MessageID, SeriesVersion: e.SeriesVersion, Files: map[string]string{}, Lane: b.Lane}
 	fragments := Fragments(e, b.Arch.Name, b.KernelDir)
-	if b.Sanitize {
+	if b.Lane.IsSanitized() {
 		fragments = append(fragments, filepath.Join(b.KernelDir, SanitizeConfig))
 	}
 	for _, f := range fragments {
