@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ftrace-stackmap/conformance/internal/results/report"
+	"github.com/ftrace-stackmap/conformance/internal/textlines"
 )
 
 // Rules are the rules that decide each status, for the reports' readers.
@@ -116,8 +116,8 @@ var modeName = map[string]string{
 func (r Report) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "What the stackmap series claims, measured\n")
-	b.WriteString(report.Wrap("kernel:  ", "         ", orNone(r.Kernel)))
-	b.WriteString(report.Wrap("machine: ", "         ", orNone(r.Machine)))
+	b.WriteString(textlines.Wrap("kernel:  ", "         ", orNone(r.Kernel)))
+	b.WriteString(textlines.Wrap("machine: ", "         ", orNone(r.Machine)))
 	var boots []string
 	for _, bt := range r.Boots {
 		cpus := "? CPUs"
@@ -133,7 +133,7 @@ func (r Report) Text() string {
 		}
 		boots = append(boots, fmt.Sprintf("%s (%s, %s)", bt.Name, size, cpus))
 	}
-	b.WriteString(report.Wrap("boots:   ", "         ", strings.Join(boots, ", ")))
+	b.WriteString(textlines.Wrap("boots:   ", "         ", strings.Join(boots, ", ")))
 	if r.Emulated {
 		b.WriteString("         emulated (TCG): times are not hardware times; only\n")
 		b.WriteString("         KVM or a device gives those. Counts and bytes are exact.\n")
@@ -149,8 +149,8 @@ func (r Report) Text() string {
 	}
 	b.WriteString("\nclaims:\n")
 	for _, c := range r.Claims {
-		b.WriteString(report.Wrap("  "+string(c.Status)+": ", "      ", c.What))
-		b.WriteString(report.Wrap("      ", "      ", c.Figures()))
+		b.WriteString(textlines.Wrap("  "+string(c.Status)+": ", "      ", c.What))
+		b.WriteString(textlines.Wrap("      ", "      ", c.Figures()))
 	}
 	if len(r.Pool) > 0 {
 		b.WriteString("\npool at boot (option never set):\n")
@@ -162,7 +162,7 @@ func (r Report) Text() string {
 	}
 	if len(r.HotPath) > 0 {
 		b.WriteString("\n")
-		b.WriteString(report.Wrap("hot path: ", "  ", r.HotWorkload+" in a loop, medians; the cost per event is beyond the workload alone:"))
+		b.WriteString(textlines.Wrap("hot path: ", "  ", r.HotWorkload+" in a loop, medians; the cost per event is beyond the workload alone:"))
 		b.WriteString("  mode           per run     events/run   per event (min-max)\n")
 		for _, h := range r.HotPath {
 			cost := "-"
@@ -187,7 +187,7 @@ func (r Report) Text() string {
 	}
 	b.WriteString("\nrules (the README's):\n")
 	for _, rule := range Rules {
-		b.WriteString(report.Wrap("  ", "    ", rule))
+		b.WriteString(textlines.Wrap("  ", "    ", rule))
 	}
 	b.WriteString("claims never change the conformance verdict or the exit status.\n")
 	return b.String()

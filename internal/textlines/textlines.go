@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 
 // Package textlines cuts out the lines of a program's output that a
-// message quotes: its first line, or its last few.
+// message quotes (its first line, or its last few), and wraps a report's
+// text into lines a mail keeps.
 package textlines
 
 import "strings"
@@ -35,4 +36,30 @@ func Rest(s string) []string {
 		return nil
 	}
 	return Last(rest, strings.Count(rest, "\n")+1)
+}
+
+// Width is the widest line the reports meant for mail make (the evidence,
+// the walk's table and blocks, the reply to a series, claims.txt), unless
+// a word is wider: a reply quotes them with "> ", and 75 columns quoted
+// stay within the 78 that mail readers and the kernel's lists keep to
+// (RFC 5322).
+const Width = 75
+
+// Wrap breaks text at spaces into lines of at most Width columns, the first
+// after head, the others after indent. A word wider than a line stays whole.
+func Wrap(head, indent, text string) string {
+	var b strings.Builder
+	line, empty := head, true
+	for _, w := range strings.Fields(text) {
+		if !empty && len(line)+1+len(w) > Width {
+			b.WriteString(line + "\n")
+			line, empty = indent, true
+		}
+		if !empty {
+			line += " "
+		}
+		line, empty = line+w, false
+	}
+	b.WriteString(strings.TrimRight(line, " ") + "\n")
+	return b.String()
 }

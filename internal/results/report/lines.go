@@ -6,13 +6,12 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/ftrace-stackmap/conformance/internal/textlines"
 )
 
-// Width is the widest line the reports meant for mail make (the evidence,
-// the walk's table and blocks, the reply to a series), unless a word is
-// wider: a reply quotes them with "> ", and 75 columns quoted stay within
-// the 78 that mail readers and the kernel's lists keep to (RFC 5322).
-const Width = 75
+// Width is the widest line the reports meant for mail make (textlines.Width).
+const Width = textlines.Width
 
 // maxOneLine caps a reason squeezed onto one line.
 const maxOneLine = 240
@@ -69,21 +68,6 @@ func clean(s string) string {
 	}, ansiEscape.ReplaceAllString(s, "")), unicode.IsSpace)
 }
 
-// Wrap breaks text at spaces into lines of at most Width columns, the first
-// after head, the others after indent. A word wider than a line stays whole.
-func Wrap(head, indent, text string) string {
-	var b strings.Builder
-	line, empty := head, true
-	for _, w := range strings.Fields(text) {
-		if !empty && len(line)+1+len(w) > Width {
-			b.WriteString(line + "\n")
-			line, empty = indent, true
-		}
-		if !empty {
-			line += " "
-		}
-		line, empty = line+w, false
-	}
-	b.WriteString(strings.TrimRight(line, " ") + "\n")
-	return b.String()
-}
+// Wrap breaks text at spaces into lines of at most Width columns
+// (textlines.Wrap).
+func Wrap(head, indent, text string) string { return textlines.Wrap(head, indent, text) }
