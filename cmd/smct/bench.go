@@ -7,15 +7,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/bench"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
-	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
-	"github.com/ftrace-stackmap/conformance/internal/page"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 )
 
@@ -54,81 +49,30 @@ func benchPlan(o *bench.Options, matrixImages string, r *request) (string, error
 	if o.Reps < 1 {
 		return "", errors.New("-reps must be at least 1")
 	}
-	if (o.WalkSeries == "") != (o.WalkTree == "") {
-		return "", errors.New("-walk-series and -walk-tree go together")
-	}
-	lock, err := images.Read(o.Base.LockFile)
-	if err != nil {
+	if err := o.Plan(matrixImages); err != nil {
 		return "", err
-	}
-	if o.Image == "" {
-		o.Image = lock.Default
-	}
-	switch matrixImages {
-	case "none":
-	case "":
-		for _, e := range lock.Entries {
-			if e.Kind == images.KindDebian {
-				o.MatrixEntries = append(o.MatrixEntries, e.Name)
-			}
-		}
-	default:
-		if o.MatrixEntries, err = lock.Names(matrixImages); err != nil {
-			return "", err
-		}
-	}
-	var left []string
-	if o.MatrixEntries, left, err = lock.ForLane(o.MatrixEntries, r.run.Lane, matrixImages != "" && matrixImages != "none"); err != nil {
-		return "", err
-	}
-	if len(left) > 0 {
-		untimed := ""
-		if len(o.MatrixEntries) == 0 {
-			untimed = ", and is not timed"
-		}
-		fmt.Fprintf(o.Notes, "note: SANITIZE=1 builds its kernels: the matrix leaves out the packaged %s%s\n", strings.Join(left, ", "), untimed)
 	}
 	return results.NewRunDir(r.run.ResultsDir, "bench", "")
 }
 
-// runBench runs the bench and writes its figures: bench.txt and
-// bench.json in dir, and internal/bench/last.json for the next bench.
+// runBench runs the bench and writes its figures (bench.Finish).
 func runBench(ctx context.Context, o bench.Options, dir string, out outputs) outcome {
 	r, err := bench.Run(ctx, o)
 	if err != nil {
 		return withoutVerdict("", "bench: "+err.Error())
 	}
-	// Each lane's figures are compared with its own last ones.
-	last := filepath.Join(o.Base.ModuleDir, "internal", "bench", o.Base.Lane.BenchFile())
-	prev, err := bench.Load(last)
+	w, err := bench.Finish(r, o, dir)
 	if err != nil {
-		fmt.Fprintf(out.stderr, "bench: previous figures unreadable: %v\n", err)
+		return withoutVerdict(w.Table, "bench: "+err.Error())
 	}
-	var table strings.Builder
-	met, missed := r.WriteTable(&table, prev)
-	file := filepath.Join(dir, "bench.json")
-	err = os.WriteFile(filepath.Join(dir, "bench.txt"), []byte(table.String()), 0o644)
-	if err == nil {
-		err = r.Save(file, last)
-	}
-	if err == nil {
-		var html []byte
-		if html, err = page.Render(r.Page(prev)); err == nil {
-			err = os.WriteFile(filepath.Join(dir, page.File), html, 0o644)
-		}
-	}
-	if err != nil {
-		fmt.Fprintf(out.stderr, "bench: %v\n", err)
-		return withoutVerdict(table.String(), err.Error())
-	}
-	done := outcome{body: table.String() + fmt.Sprintf("\nfigures: %s, %s\npage:    %s\n", file, last, filepath.Join(dir, page.File)), passed: met, failed: missed, counted: true}
+	done := outcome{body: w.Table + fmt.Sprintf("\nfigures: %s, %s\npage:    %s\n", w.JSON, w.Last, w.Page), passed: w.Met, failed: w.Missed, counted: true}
 	if len(o.Arches) < 2 {
 		done.skipped = 1 // the target for all arches at once
 	}
 	if !r.Judged() {
 		done.skipped += len(r.Targets)
 	}
-	if missed > 0 {
+	if w.Missed > 0 {
 		done.status = exitFailed
 	}
 	return done

@@ -195,7 +195,7 @@ func TestFinishOfAnUnresolvedRun(t *testing.T) {
 func TestMutantsRowWithoutVerdict(t *testing.T) {
 	rows := []mutants.Row{{Fault: "stat-off-by-one", Want: "SM-STAT-01", Failed: []string{"SM-STAT-01"}}, {Fault: "drop-no-count", Err: errors.New("boot hung")}}
 	var out strings.Builder
-	code := mutantsOutcome("table\n", rows, false).end(&out, report.ExitCodesKselftest)
+	code := mutantsOutcome("table\n", mutants.Count(rows), false).end(&out, report.ExitCodesKselftest)
 	if code != 5 || !strings.HasSuffix(out.String(), "NO VERDICT: 1 of 2 rows without a verdict: drop-no-count\n1 passed, 1 failed, 0 skipped\n") {
 		t.Errorf("exit %d, output:\n%s", code, out.String())
 	}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -45,61 +44,27 @@ var mutantsCmd = command{
 				return refuseAt(out, "mutants", err)
 			}
 			rows := mutants.Run(ctx, o, faults, out.stderr)
-			var b strings.Builder
-			switch {
-			case o.Lane.IsSanitized() && o.Kernel != "":
-				fmt.Fprintf(&b, "kernel: KERNEL=%s, sanitized (its config has KASAN on)\n\n", o.Kernel)
-			case o.Lane.IsSanitized():
-				fmt.Fprintf(&b, "kernel: the reference kernel, %s\n\n", o.Lane.Words())
-			}
-			ok := mutants.WriteTable(&b, rows)
-			if err := os.WriteFile(filepath.Join(o.ResultsDir, "mutants.txt"), []byte(b.String()), 0o644); err != nil {
-				return refuseAt(out, "mutants", err)
-			}
-			html, err := page.Render(mutants.Page(o.ResultsDir, rows))
-			if err == nil {
-				err = os.WriteFile(filepath.Join(o.ResultsDir, page.File), html, 0o644)
-			}
+			text, ok, err := mutants.Write(o.ResultsDir, o, rows)
 			if err != nil {
 				return refuseAt(out, "mutants", err)
 			}
-			fmt.Fprintf(&b, "results: %s\npage:    %s\n", o.ResultsDir, filepath.Join(o.ResultsDir, page.File))
-			return mutantsOutcome(b.String(), rows, ok)
+			text += fmt.Sprintf("results: %s\npage:    %s\n", o.ResultsDir, filepath.Join(o.ResultsDir, page.File))
+			return mutantsOutcome(text, mutants.Count(rows), ok)
 		}
 	},
 }
 
-// mutantsOutcome counts the rows caught as passed; a row without a
-// verdict says nothing of the suite, and leaves the whole without one.
-func mutantsOutcome(body string, rows []mutants.Row, ok bool) outcome {
-	o := outcome{body: body, counted: true}
-	var none []string
-	for _, row := range rows {
-		if row.Caught() {
-			o.passed++
-		}
-		if row.Err != nil {
-			none = append(none, rowName(row))
-		}
-	}
-	o.failed = len(rows) - o.passed
+// mutantsOutcome counts the rows as they must be as passed; a row
+// without a verdict says nothing of the suite, and leaves the whole
+// without one.
+func mutantsOutcome(body string, t mutants.Tally, ok bool) outcome {
+	o := outcome{body: body, counted: true, passed: t.Caught, failed: t.Rows - t.Caught}
 	switch {
-	case len(none) > 0:
+	case len(t.NoVerdict) > 0:
 		o.status = exitNoVerdict
-		o.reason = fmt.Sprintf("%d of %d rows without a verdict: %s", len(none), len(rows), strings.Join(none, ", "))
+		o.reason = fmt.Sprintf("%d of %d rows without a verdict: %s", len(t.NoVerdict), t.Rows, strings.Join(t.NoVerdict, ", "))
 	case !ok:
 		o.status = exitFailed
 	}
 	return o
-}
-
-// rowName names a row as the table does.
-func rowName(row mutants.Row) string {
-	switch {
-	case row.Fault == "":
-		return "(none)"
-	case row.Variant:
-		return "variant " + row.Fault
-	}
-	return row.Fault
 }

@@ -24,8 +24,10 @@ import (
 	"github.com/ftrace-stackmap/conformance/initramfs"
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/labels"
 	"github.com/ftrace-stackmap/conformance/internal/matrix"
+	"github.com/ftrace-stackmap/conformance/internal/page"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
@@ -61,6 +63,71 @@ type Options struct {
 	WalkArch             arch.Arch
 	Progress             *progress.Reporter
 	Notes                io.Writer
+}
+
+// Plan fills in what o times from the lock: the image (the lock's default
+// when none is named) and the matrix, matrixImages ("" the debian
+// entries, "none" no matrix) narrowed to what o's lane can run.
+func (o *Options) Plan(matrixImages string) error {
+	lock, err := images.Read(o.Base.LockFile)
+	if err != nil {
+		return err
+	}
+	if o.Image == "" {
+		o.Image = lock.Default
+	}
+	switch matrixImages {
+	case "none":
+		return nil
+	case "":
+		for _, e := range lock.Entries {
+			if e.Kind == images.KindDebian {
+				o.MatrixEntries = append(o.MatrixEntries, e.Name)
+			}
+		}
+	default:
+		if o.MatrixEntries, err = lock.Names(matrixImages); err != nil {
+			return err
+		}
+	}
+	if o.MatrixEntries, err = lock.InLane(o.MatrixEntries, o.Base.Lane, matrixImages != "", o.Notes); err == nil && len(o.MatrixEntries) == 0 {
+		fmt.Fprintf(o.Notes, "note: the matrix is not timed\n")
+	}
+	return err
+}
+
+// Written are the files Finish wrote.
+type Written struct {
+	Table       string // bench.txt's text
+	JSON, Last  string // bench.json, and the lane's last figures
+	Page        string
+	Met, Missed int // the targets
+}
+
+// Finish writes a bench's figures into dir (bench.txt, bench.json, the
+// page) and as the lane's last figures in internal/bench, after comparing
+// them with those: each lane is compared with its own.
+func Finish(r *Report, o Options, dir string) (Written, error) {
+	w := Written{JSON: filepath.Join(dir, "bench.json"), Page: filepath.Join(dir, page.File),
+		Last: filepath.Join(o.Base.ModuleDir, "internal", "bench", o.Base.Lane.BenchFile())}
+	prev, err := Load(w.Last)
+	if err != nil {
+		fmt.Fprintf(o.Notes, "bench: previous figures unreadable: %v\n", err)
+	}
+	var table strings.Builder
+	w.Met, w.Missed = r.WriteTable(&table, prev)
+	w.Table = table.String()
+	if err := os.WriteFile(filepath.Join(dir, "bench.txt"), []byte(w.Table), 0o644); err != nil {
+		return w, err
+	}
+	if err := r.Save(w.JSON, w.Last); err != nil {
+		return w, err
+	}
+	html, err := page.Render(r.Page(prev))
+	if err == nil {
+		err = os.WriteFile(w.Page, html, 0o644)
+	}
+	return w, err
 }
 
 // Run measures everything and returns the figures; an error means a

@@ -322,6 +322,16 @@ func (l *Lock) ForLane(names []string, ln kchoice.Lane, asked bool) (kept, left 
 	return kept, left, nil
 }
 
+// InLane is ForLane that says on notes which packaged entries the lane
+// leaves out.
+func (l *Lock) InLane(names []string, ln kchoice.Lane, asked bool, notes io.Writer) ([]string, error) {
+	kept, left, err := l.ForLane(names, ln, asked)
+	if err == nil && len(left) > 0 {
+		fmt.Fprintf(notes, "note: SANITIZE=1 builds its kernels: the packaged %s are left out\n", strings.Join(left, ", "))
+	}
+	return kept, err
+}
+
 // Names checks a comma-separated list of entries against the lock; ""
 // is every entry, in the lock's order.
 func (l *Lock) Names(list string) ([]string, error) {
