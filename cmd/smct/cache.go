@@ -97,7 +97,7 @@ func cleanCache(areas []cachelimit.Area, out outputs) outcome {
 			continue
 		case len(p.Removed) > 0:
 			fmt.Fprintf(&b, "%s: removed %s (%s)\n", a.Name, strings.Join(p.Removed, " "), freed(p))
-		case a.Name == "ccache" && p.After < p.Before:
+		case cachelimit.Name(a.Name) == cachelimit.Ccache && p.After < p.Before:
 			fmt.Fprintf(&b, "%s: cleared (%s)\n", a.Name, freed(p))
 		}
 		if len(p.Held) > 0 {

@@ -7,9 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/ftrace-stackmap/conformance/internal/cachelimit"
 	"github.com/ftrace-stackmap/conformance/internal/lava"
 	"github.com/ftrace-stackmap/conformance/internal/matrix"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
@@ -85,7 +85,7 @@ func labToken() string {
 	if t := os.Getenv("LAB_TOKEN"); t != "" {
 		return t
 	}
-	b, err := os.ReadFile(filepath.Join(cacheDir(), "lab", "token"))
+	b, err := os.ReadFile(cachelimit.Lab.In(cacheDir(), "token"))
 	if err != nil {
 		return ""
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/cachelimit"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/review"
 )
@@ -46,7 +47,7 @@ func (m *measure) walk(ctx context.Context) error {
 	}
 	// The walk's checkout holds the whole series now: time full runs of it.
 	full := base
-	full.Arch, full.Tree, full.Image = o.WalkArch, filepath.Join(o.Base.CacheDir, "review", "src"), ""
+	full.Arch, full.Tree, full.Image = o.WalkArch, cachelimit.Review.In(o.Base.CacheDir, "src"), ""
 	full.ResultsDir = filepath.Join(m.tmp, "runs")
 	var runs []float64
 	for i := range o.Reps {

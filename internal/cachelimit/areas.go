@@ -36,31 +36,72 @@ const (
 	giB = miB << 10
 )
 
+// Name is an area of the cache: every directory the suite keeps under
+// it is one of these, and every writer asks its name for the path (In,
+// Lock), so that the table below is the one place the disk is named.
+type Name string
+
+const (
+	Kernels   Name = "kernels"
+	Vmlinux   Name = "vmlinux"
+	Images    Name = "images"
+	KVMProbe  Name = "kvm-probe"
+	BootRoute Name = "boot-route"
+	Kbuild    Name = "kbuild"
+	Treebuild Name = "treebuild"
+	Review    Name = "review"
+	E2E       Name = "e2e"
+	Ccache    Name = "ccache"
+	Lab       Name = "lab"
+)
+
+// In is a path in the area of the cache at cache.
+func (n Name) In(cache string, parts ...string) string {
+	return filepath.Join(append([]string{cache, string(n)}, parts...)...)
+}
+
+// Lock is the lock beside the area that one user of it holds at a time
+// (a walk's checkout).
+func (n Name) Lock(cache string) string { return filepath.Join(cache, string(n)+".lock") }
+
 // areas are the cache's directories, what each holds and its default cap.
 // The caps fit a CI runner's disk (a GitHub runner has about 14 GB free):
 // together at most 9.5 GB, besides the end-to-end tests' one repository
-// (1.9 GB), and CI keeps only kernels, vmlinux, images and ccache between
-// jobs (3 GB).
+// (1.9 GB), and CI keeps only the areas marked ci between jobs (3 GB).
 var areas = []struct {
-	name, about string
-	cap         int64
-	kind        kind
-	entries     func(cache, dir string) []Entry
+	name    Name
+	about   string
+	cap     int64
+	kind    kind
+	entries func(cache, dir string) []Entry
+	ci      bool // kept between CI jobs (ci.yml's caches)
 }{
-	{"kernels", "built kernels, by arch and inputs", giB, lru, ownLocks},
-	{"vmlinux", "vmlinux unpacked from bzImages, by image sha256", 512 * miB, lru, ownLocks},
-	{"images", "fetched Debian kernels and tools, by sha256", 512 * miB, lru, ownLocks},
-	{"kvm-probe", "KVM probes' answers, by kernel, QEMU and host", miB, lru, ownLocks},
-	{"boot-route", "whether an x86 kernel boots through PVH or from its bzImage, by image and QEMU", miB, lru, ownLocks},
+	{Kernels, "built kernels, by arch and inputs", giB, lru, ownLocks, true},
+	{Vmlinux, "vmlinux unpacked from bzImages, by image sha256", 512 * miB, lru, ownLocks, true},
+	{Images, "fetched Debian kernels and tools, by sha256", 512 * miB, lru, ownLocks, true},
+	{KVMProbe, "KVM probes' answers, by kernel, QEMU and host", miB, lru, ownLocks, false},
+	{BootRoute, "whether an x86 kernel boots through PVH or from its bzImage, by image and QEMU", miB, lru, ownLocks, false},
 	// A kernel's build tree is about 1 GB: keep the newest few.
-	{"kbuild", "the reference kernel's trees, by arch and lane, and the unpacked source", 5 * giB / 2, lru, buildTrees},
-	{"treebuild", "b4 entries' and TREE= builds, by tree and arch", 2 * giB, lru, ownLocks},
-	{"review", "a series walk's checkout", 2 * giB, lru, walkCheckout},
+	{Kbuild, "the reference kernel's trees, by arch and lane, and the unpacked source", 5 * giB / 2, lru, buildTrees, false},
+	{Treebuild, "b4 entries' and TREE= builds, by tree and arch", 2 * giB, lru, ownLocks, false},
+	{Review, "a series walk's checkout", 2 * giB, lru, walkCheckout, false},
 	// Made once by test/e2e and only read by smct (a test's walk borrows
 	// its objects): no cap; clean-cache removes it.
-	{"e2e", "the end-to-end tests' Linux repository, made once", 0, lru, unlocked},
-	{"ccache", "the compiler's cache (its own max_size)", giB, ccache, nil},
-	{"lab", "the LAVA lab's state, never removed", 0, kept, nil},
+	{E2E, "the end-to-end tests' Linux repository, made once", 0, lru, unlocked, false},
+	{Ccache, "the compiler's cache (its own max_size)", giB, ccache, nil, true},
+	{Lab, "the LAVA lab's state, never removed", 0, kept, nil, false},
+}
+
+// KeptByCI are the areas CI keeps between jobs: small, and slow to make
+// again (ci.yml caches exactly these; test/ci holds it to them).
+func KeptByCI() []Name {
+	var out []Name
+	for _, a := range areas {
+		if a.ci {
+			out = append(out, a.name)
+		}
+	}
+	return out
 }
 
 // Area is one directory of the cache.
@@ -83,7 +124,7 @@ func Areas(cacheDir string) ([]Area, error) {
 	}
 	var out []Area
 	for _, a := range areas {
-		out = append(out, Area{Name: a.name, Dir: filepath.Join(cacheDir, a.name), Cap: caps[a.name], About: a.about,
+		out = append(out, Area{Name: string(a.name), Dir: a.name.In(cacheDir), Cap: caps[string(a.name)], About: a.about,
 			kind: a.kind, cache: cacheDir, list: a.entries})
 	}
 	return out, nil
@@ -95,8 +136,8 @@ func readCaps(s string) (map[string]int64, error) {
 	var names []string
 	for _, a := range areas {
 		if a.kind != kept {
-			caps[a.name] = a.cap
-			names = append(names, a.name)
+			caps[string(a.name)] = a.cap
+			names = append(names, string(a.name))
 		}
 	}
 	for _, item := range strings.Split(s, ",") {
@@ -297,7 +338,7 @@ func buildTrees(_, dir string) []Entry {
 
 // walkCheckout is a series walk's checkout, under the walk's lock.
 func walkCheckout(cache, dir string) []Entry {
-	return present(nil, Entry{Name: "src", Paths: in(dir, "src"), Locks: []string{filepath.Join(cache, "review.lock")}})
+	return present(nil, Entry{Name: "src", Paths: in(dir, "src"), Locks: []string{Review.Lock(cache)}})
 }
 
 func in(dir string, names ...string) []string {

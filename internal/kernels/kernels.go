@@ -237,7 +237,7 @@ func (r Request) bootable(kernel, sum string) (_ string, pvh bool, _ error) {
 	if info.Format != kimage.BzImage {
 		return kernel, false, nil
 	}
-	vmlinux := filepath.Join(r.CacheDir, "vmlinux", sum+".elf")
+	vmlinux := cachelimit.Vmlinux.In(r.CacheDir, sum+".elf")
 	// In use before it is looked at, so that no pruner takes it in
 	// between; again once there, if someone (this unpacking) held its lock.
 	cachelimit.Use(vmlinux)

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -100,7 +99,7 @@ func (r *run) kvmAnswer(rn *Runner) *kvmAnswer {
 	in.QEMU, in.Probe = m.Version(), kvmProbeVersion
 	path := ""
 	if o.CacheDir != "" && in.KernelSHA256 != "" && in.QEMU != "unknown" {
-		path = filepath.Join(o.CacheDir, "kvm-probe", in.key()+".json")
+		path = cachelimit.KVMProbe.In(o.CacheDir, in.key()+".json")
 	}
 	recall := func() *kvmAnswer {
 		a := readKVMAnswer(path, in)

@@ -93,7 +93,7 @@ func (r *run) chooseRoute(rn *Runner, k *kernels.Kernel) {
 	}
 	rt := route{vmlinux: k.Bootable, bzImage: k.Path, in: routeInputs{BzImageSHA256: k.SHA256, QEMU: r.m.Version()}}
 	if r.o.CacheDir != "" && rt.in.QEMU != "unknown" {
-		rt.path = filepath.Join(r.o.CacheDir, "boot-route", rt.in.key()+".json")
+		rt.path = cachelimit.BootRoute.In(r.o.CacheDir, rt.in.key()+".json")
 	}
 	memKey := r.m.Binary + " " + rt.in.key()
 	rt.remember = func(a *routeAnswer) {

@@ -88,12 +88,12 @@ func (w Walker) Walk(ctx context.Context, s Series, tree, dir string) (*Walk, er
 	walk.Commit = strings.TrimSpace(string(commit))
 	// One walk at a time: they share the walk's source tree and builds.
 	cache := w.Options.CacheDir
-	release, err := buildlock.Hold(filepath.Join(cache, "review.lock"), "walking a series", os.Stderr)
+	release, err := buildlock.Hold(cachelimit.Review.Lock(cache), "walking a series", os.Stderr)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	src := filepath.Join(cache, "review", "src")
+	src := cachelimit.Review.In(cache, "src")
 	if err := checkoutBase(src, tree, walk.Commit); err != nil {
 		return nil, err
 	}

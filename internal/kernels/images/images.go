@@ -364,7 +364,7 @@ func Fetch(e *Entry, target arch.Arch, cacheDir string, progress *progress.Repor
 	if !ok {
 		return "", fmt.Errorf("images.lock entry %s has no %s image", e.Name, archName)
 	}
-	out := filepath.Join(cacheDir, "images", a.ImageSHA256)
+	out := cachelimit.Images.In(cacheDir, a.ImageSHA256)
 	// In use before it is looked at, so that no pruner takes it in
 	// between; again once there, if someone (this fetch) held its lock.
 	cachelimit.Use(out)

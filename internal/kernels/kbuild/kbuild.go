@@ -120,7 +120,7 @@ var Tools = []apt.Need{
 func (b Builder) Build() (*Result, error) {
 	a := b.Arch
 	// One builder at a time in this arch's build directory and cache.
-	release, err := buildlock.Hold(filepath.Join(b.CacheDir, "kbuild", a.Name+b.Lane.Suffix()+".lock"), "building the "+b.what(), b.Progress.Always())
+	release, err := buildlock.Hold(cachelimit.Kbuild.In(b.CacheDir, a.Name+b.Lane.Suffix()+".lock"), "building the "+b.what(), b.Progress.Always())
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +160,7 @@ func (b Builder) Cached(key string) (image, sum string, ok bool) {
 }
 
 func (b Builder) cached(key string) string {
-	return filepath.Join(b.CacheDir, "kernels", b.Arch.Name+b.Lane.Suffix()+"-"+key[:16], filepath.Base(b.bootImage()))
+	return cachelimit.Kernels.In(b.CacheDir, b.Arch.Name+b.Lane.Suffix()+"-"+key[:16], filepath.Base(b.bootImage()))
 }
 
 // bootImage is the build's file to boot. A sanitized x86_64 kernel is
@@ -306,7 +306,7 @@ func (b Builder) tarballSHA256() (string, error) {
 // compile prepares a patched tree for the key and builds it; it returns
 // the build directory.
 func (b Builder) compile(a arch.Arch, key string) (string, error) {
-	work := filepath.Join(b.CacheDir, "kbuild")
+	work := cachelimit.Kbuild.In(b.CacheDir)
 	pristine := filepath.Join(work, "pristine")
 	// One tree and one build directory per arch and lane, at fixed paths:
 	// ccache then finds its objects again when only a patch changed, and
@@ -345,7 +345,7 @@ func (b Builder) compile(a arch.Arch, key string) (string, error) {
 
 // src is the patched source tree of the arch and lane.
 func (b Builder) src() string {
-	return filepath.Join(b.CacheDir, "kbuild", "src-"+b.Arch.Name+b.Lane.Suffix())
+	return cachelimit.Kbuild.In(b.CacheDir, "src-"+b.Arch.Name+b.Lane.Suffix())
 }
 
 // unpackPristine unpacks the source tarball into pristine unless it is

@@ -192,7 +192,7 @@ var featureSymbol = regexp.MustCompile(`(?m)^config FTRACE_STACKMAP\s*$`)
 // per tree, and one more for its sanitized builds.
 func localWork(cache, dir, arch string, l kchoice.Lane) string {
 	sum := sha256.Sum256([]byte(dir))
-	return filepath.Join(cache, "treebuild", "local-"+hex.EncodeToString(sum[:6])+"-"+arch+l.Suffix())
+	return cachelimit.Treebuild.In(cache, "local-"+hex.EncodeToString(sum[:6])+"-"+arch+l.Suffix())
 }
 
 // LocalBuildLog is make's output of the last build of the tree at dir for

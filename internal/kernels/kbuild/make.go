@@ -30,7 +30,7 @@ func (b Builder) Make(work, src, out, log string, fragments []string, absent ...
 	a := b.Arch
 	env := append(withoutMake(os.Environ()),
 		"ARCH="+a.KernelArch, "CROSS_COMPILE="+a.Cross,
-		"CCACHE_DIR="+filepath.Join(b.CacheDir, "ccache"), "CCACHE_DEPEND=1", "CCACHE_BASEDIR="+work,
+		"CCACHE_DIR="+cachelimit.Ccache.In(b.CacheDir), "CCACHE_DEPEND=1", "CCACHE_BASEDIR="+work,
 		"CCACHE_MAXSIZE="+cachelimit.CCacheMaxSize(), // ccache keeps its cache within the area's cap
 		// Fixed build identity, so the same inputs give the same image.
 		"KBUILD_BUILD_TIMESTAMP=2026-01-01", "KBUILD_BUILD_USER=smct", "KBUILD_BUILD_HOST=smct", "KBUILD_BUILD_VERSION=1")

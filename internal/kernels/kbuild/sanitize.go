@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ftrace-stackmap/conformance/internal/atomicfile"
+	"github.com/ftrace-stackmap/conformance/internal/cachelimit"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/kchoice"
 )
@@ -63,7 +64,7 @@ func needDebugConfig(src string) error {
 // and time, so that a cached kernel is found without the unpacked source.
 func (b Builder) debugConfigSHA256() (string, error) {
 	return b.byTarball("debug.config.sha256", func() (string, error) {
-		pristine := filepath.Join(b.CacheDir, "kbuild", "pristine")
+		pristine := cachelimit.Kbuild.In(b.CacheDir, "pristine")
 		if err := b.unpackPristine(pristine); err != nil {
 			return "", err
 		}
@@ -81,7 +82,7 @@ func (b Builder) byTarball(name string, compute func() (string, error)) (string,
 	if err != nil {
 		return "", err
 	}
-	memo := filepath.Join(b.CacheDir, "kbuild", name)
+	memo := cachelimit.Kbuild.In(b.CacheDir, name)
 	stamp := fmt.Sprintf("%d %d ", fi.Size(), fi.ModTime().UnixNano())
 	if old, err := os.ReadFile(memo); err == nil && strings.HasPrefix(string(old), stamp) {
 		return strings.TrimPrefix(string(old), stamp), nil

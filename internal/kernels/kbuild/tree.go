@@ -99,7 +99,7 @@ func (b TreeBuilder) Build() (*Result, error) {
 		return nil, err
 	}
 	// One builder at a time in this entry's tree and build directory.
-	release, err := buildlock.Hold(filepath.Join(b.CacheDir, "treebuild", b.Entry.Name+"-"+b.Arch.Name+".lock"), "building the "+b.Entry.Name+" "+b.Arch.Name+" kernel", b.Progress.Always())
+	release, err := buildlock.Hold(cachelimit.Treebuild.In(b.CacheDir, b.Entry.Name+"-"+b.Arch.Name+".lock"), "building the "+b.Entry.Name+" "+b.Arch.Name+" kernel", b.Progress.Always())
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func (b TreeBuilder) Build() (*Result, error) {
 	// One tree per entry and arch, and a build directory per lane, at
 	// fixed paths, so ccache hits across changes of base or series (as in
 	// kbuild), and a plain and a sanitized build never share one.
-	work := filepath.Join(b.CacheDir, "treebuild", b.Entry.Name+"-"+b.Arch.Name)
+	work := cachelimit.Treebuild.In(b.CacheDir, b.Entry.Name+"-"+b.Arch.Name)
 	src, out := filepath.Join(work, "src"), filepath.Join(work, "out"+b.Lane.Suffix())
 	cachelimit.Touch(work) // used: pruning keeps the most recently used
 	start := time.Now()
