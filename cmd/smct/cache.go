@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/ftrace-stackmap/conformance/internal/cachelimit"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
@@ -45,27 +44,12 @@ var cacheCmd = command{
 	},
 }
 
-// showCache writes a line per area: its size, cap, entries and what it
-// holds; then results/'s runs.
+// showCache writes the cache's areas (cachelimit.Show), then results/'s
+// runs.
 func showCache(w io.Writer, cacheDir string, areas []cachelimit.Area, resultsDir string, keep int) error {
-	fmt.Fprintf(w, "cache %s (%s=AREA=SIZE,... sets a cap, 0 for no limit)\n", cacheDir, cachelimit.Env)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "area\tsize\tcap\tentries\tholds")
-	var total int64
-	for _, a := range areas {
-		size, n, err := a.Usage()
-		if err != nil {
-			return fmt.Errorf("%s: %w", a.Dir, err)
-		}
-		total += size
-		entries := "-"
-		if n >= 0 {
-			entries = fmt.Sprint(n)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.Name, cachelimit.FormatSize(size), a.Policy(), entries, a.About)
+	if err := cachelimit.Show(w, cacheDir, areas); err != nil {
+		return err
 	}
-	fmt.Fprintf(tw, "total\t%s\n", cachelimit.FormatSize(total))
-	tw.Flush()
 	runs, err := results.Runs(resultsDir)
 	if err != nil {
 		return err
@@ -82,40 +66,13 @@ func showCache(w io.Writer, cacheDir string, areas []cachelimit.Area, resultsDir
 	return nil
 }
 
-// cleanCache removes every area's entries that nobody holds, and says
-// what it removed and what it kept.
+// cleanCache removes what nobody holds (cachelimit.CleanAll).
 func cleanCache(areas []cachelimit.Area, out outputs) outcome {
-	var b strings.Builder
-	var failed []string
-	for _, a := range areas {
-		p, err := a.Clean()
-		switch {
-		case err != nil:
-			fmt.Fprintf(out.stderr, "cache: %s: %v\n", a.Name, err)
-			failed = append(failed, a.Name)
-		case p.Before == 0:
-			continue
-		case len(p.Removed) > 0:
-			fmt.Fprintf(&b, "%s: removed %s (%s)\n", a.Name, strings.Join(p.Removed, " "), freed(p))
-		case cachelimit.Name(a.Name) == cachelimit.Ccache && p.After < p.Before:
-			fmt.Fprintf(&b, "%s: cleared (%s)\n", a.Name, freed(p))
-		}
-		if len(p.Held) > 0 {
-			fmt.Fprintf(&b, "%s: kept %s: in use\n", a.Name, strings.Join(p.Held, " "))
-		}
-	}
-	if b.Len() == 0 {
-		b.WriteString("nothing to remove\n")
-	}
+	text, failed := cachelimit.CleanAll(areas, out.stderr)
 	if len(failed) > 0 {
-		return withoutVerdict(b.String(), "cleaning the cache: "+strings.Join(failed, ", ")+" not cleaned")
+		return withoutVerdict(text, "cleaning the cache: "+strings.Join(failed, ", ")+" not cleaned")
 	}
-	return outcome{body: b.String()}
-}
-
-// freed says how many bytes went: "1.9G freed, 0B left".
-func freed(p cachelimit.Pruned) string {
-	return fmt.Sprintf("%s freed, %s left", cachelimit.FormatSize(p.Before-p.After), cachelimit.FormatSize(p.After))
+	return outcome{body: text}
 }
 
 // limits refuses a CACHE_LIMIT or KEEP_RUNS the door could not apply,
@@ -143,7 +100,7 @@ func bound(r *request, notes *progress.Reporter) {
 		}
 		if len(p.Removed) > 0 {
 			notes.Notef("note: the cache's %s held %s, over its cap of %s: removed %d least recently used (%s)\n",
-				a.Name, cachelimit.FormatSize(p.Before), a.Policy(), len(p.Removed), freed(p))
+				a.Name, cachelimit.FormatSize(p.Before), a.Policy(), len(p.Removed), p.Freed())
 		}
 		if p.After > a.Cap && len(p.Held) > 0 {
 			notes.Notef("note: the cache's %s holds %s, over its cap of %s: %s in use\n", a.Name, cachelimit.FormatSize(p.After), a.Policy(), strings.Join(p.Held, " "))

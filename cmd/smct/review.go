@@ -4,14 +4,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"path/filepath"
-	"strings"
 
-	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
-	"github.com/ftrace-stackmap/conformance/internal/page"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/internal/review"
 )
@@ -34,7 +29,7 @@ var reviewCmd = command{
 		fs.Var(&tree, "tree", "the kernel source tree (a git repository) the series applies on")
 		base := fs.String("base", "", "the revision of -tree an mbox or message-id series applies on (default HEAD)")
 		return func(ctx context.Context, r *request, out outputs) outcome {
-			s, other, err := readSeries(r, string(series), string(against), string(tree), *base)
+			s, other, err := review.Read(string(series), string(against), string(tree), *base, r.arches)
 			if err != nil {
 				return refuseAt(out, "review", err)
 			}
@@ -54,60 +49,16 @@ var reviewCmd = command{
 	},
 }
 
-// readSeries checks a review's input before anything is built: the label
-// filter, the tree for every arch, and each series read.
-func readSeries(r *request, series, against, tree, base string) (review.Series, *review.Series, error) {
-	if series == "" || tree == "" {
-		return review.Series{}, nil, errors.New("give -series (SERIES=) and -tree (TREE=)")
-	}
-	for _, a := range r.arches {
-		if err := kbuild.CheckTree(tree, a); err != nil {
-			return review.Series{}, nil, err
-		}
-	}
-	s, err := review.ReadSeries(series, tree, base)
-	if err != nil || against == "" {
-		return s, nil, err
-	}
-	other, err := review.ReadSeries(against, tree, base)
-	return s, &other, err
-}
-
-// printReview returns a review's table and its comparison; the status
-// and the counts are the series' walk's.
+// printReview returns a review's text; the status and the counts are
+// the series' walk's.
 func printReview(rv *review.Review, r *request, out outputs) outcome {
 	if rv.ReplyNote != "" {
 		fmt.Fprintf(out.stderr, "note: %s\n", rv.ReplyNote)
 	}
-	var b strings.Builder
-	b.WriteString(rv.Series.Text())
-	if rv.Against != nil {
-		b.WriteString("\n" + rv.Versions)
-		// The other version is what the series is compared with: its own
-		// failures are expected, and its walk has its table and status.
-		fmt.Fprintf(&b, "%s: walk %s (its table: %s)\n", rv.Against.Series.Name, rv.Against.Verdict(), filepath.Join(rv.Dir, "against", "series.txt"))
-	}
-	if r.run.Claims {
-		fmt.Fprintf(&b, "claims of the whole series: %s\n", filepath.Join(rv.Dir, review.ClaimsFile))
-	}
-	fmt.Fprintf(&b, "results: %s\npage:    %s\n", rv.Dir, filepath.Join(rv.Dir, page.File))
-	o := outcome{body: b.String(), status: rv.Series.ExitCode(), counted: true}
+	o := outcome{body: rv.Text(r.run.Claims), status: rv.Series.ExitCode(), counted: true}
 	o.passed, o.failed, o.skipped = rv.Series.Counts()
 	if o.status == exitNoVerdict {
-		o.reason = walkNoVerdict(rv.Series)
+		o.reason = rv.Series.NoVerdict()
 	}
 	return o
-}
-
-// walkNoVerdict names the prefixes of a walk that gave no verdict.
-func walkNoVerdict(w *review.Walk) string {
-	var none []string
-	for _, a := range w.Arches {
-		for k, st := range w.Steps[a] {
-			if st.Infra != "" {
-				none = append(none, fmt.Sprintf("%d/%d on %s (%s)", k, len(w.Series.Patches), a, st.Infra))
-			}
-		}
-	}
-	return "no verdict for " + strings.Join(none, ", ")
 }

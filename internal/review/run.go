@@ -4,10 +4,15 @@ package review
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kbuild"
+	"github.com/ftrace-stackmap/conformance/internal/page"
 	"github.com/ftrace-stackmap/conformance/internal/reply"
 )
 
@@ -72,4 +77,55 @@ func (w Walker) walkAndWrite(ctx context.Context, s Series, tree, dir string) (*
 		return walk, fmt.Errorf("writing the reports: %w", err)
 	}
 	return walk, nil
+}
+
+// Read checks a review's input before anything is built, in the order a
+// user fixes it: both given, the tree for every arch, each series read
+// (against only when given).
+func Read(series, against, tree, base string, arches arch.List) (Series, *Series, error) {
+	if series == "" || tree == "" {
+		return Series{}, nil, errors.New("give -series (SERIES=) and -tree (TREE=)")
+	}
+	for _, a := range arches {
+		if err := kbuild.CheckTree(tree, a); err != nil {
+			return Series{}, nil, err
+		}
+	}
+	s, err := ReadSeries(series, tree, base)
+	if err != nil || against == "" {
+		return s, nil, err
+	}
+	other, err := ReadSeries(against, tree, base)
+	return s, &other, err
+}
+
+// Text is what make review prints: the series' table, the comparison
+// with the other version, and where the reports are.
+func (rv *Review) Text(claims bool) string {
+	var b strings.Builder
+	b.WriteString(rv.Series.Text())
+	if rv.Against != nil {
+		b.WriteString("\n" + rv.Versions)
+		// The other version is what the series is compared with: its own
+		// failures are expected, and its walk has its table and status.
+		fmt.Fprintf(&b, "%s: walk %s (its table: %s)\n", rv.Against.Series.Name, rv.Against.Verdict(), filepath.Join(rv.Dir, "against", "series.txt"))
+	}
+	if claims {
+		fmt.Fprintf(&b, "claims of the whole series: %s\n", filepath.Join(rv.Dir, ClaimsFile))
+	}
+	fmt.Fprintf(&b, "results: %s\npage:    %s\n", rv.Dir, filepath.Join(rv.Dir, page.File))
+	return b.String()
+}
+
+// NoVerdict names the prefixes of a walk that gave no verdict.
+func (w *Walk) NoVerdict() string {
+	var none []string
+	for _, a := range w.Arches {
+		for k, st := range w.Steps[a] {
+			if st.Infra != "" {
+				none = append(none, fmt.Sprintf("%d/%d on %s (%s)", k, len(w.Series.Patches), a, st.Infra))
+			}
+		}
+	}
+	return "no verdict for " + strings.Join(none, ", ")
 }
