@@ -46,41 +46,35 @@ func selected(specs types.SpecReports, filter labels.Filter) types.SpecReports {
 // report of their own, named after the boot as a made boot's specs are,
 // so every result keeps a name of its own.
 func skippedAs(plan contract.BootPlan, specs types.SpecReports, why string) types.Report {
-	r := types.Report{SuiteDescription: "not booted", SuiteSucceeded: true}
-	for _, s := range specs {
-		s.State = types.SpecStateSkipped
-		s.Failure = types.Failure{Message: fmt.Sprintf("%s (seen in the %s boot; boot %s not made)", why, contract.DefaultBoot, plan.Name)}
-		// The default boot's finding, as its own specs carry it.
-		s.ReportEntries = types.ReportEntries{contract.Mark(contract.Unsupported),
-			{Name: contract.FeatureEntry, Value: types.WrapEntryValue(why)}}
-		s.ContainerHierarchyTexts = plan.Prefixed(s.ContainerHierarchyTexts)
-		r.SpecReports = append(r.SpecReports, s)
-	}
-	return r
+	msg := fmt.Sprintf("%s (seen in the %s boot; boot %s not made)", why, contract.DefaultBoot, plan.Name)
+	// The default boot's finding, as its own specs carry it.
+	entries := types.ReportEntries{contract.Mark(contract.Unsupported), {Name: contract.FeatureEntry, Value: types.WrapEntryValue(why)}}
+	return reportAs(plan, specs, "not booted", types.SpecStateSkipped, msg, entries)
 }
 
 // failedAs turns specs that plan's boot would have run into failures with
 // the reason, named after the boot as a made boot's specs are.
 func failedAs(plan contract.BootPlan, specs types.SpecReports, reason string) types.Report {
-	r := types.Report{SuiteDescription: "boot " + plan.Name + " died", SuiteSucceeded: false}
-	for _, s := range specs {
-		s.State = types.SpecStateFailed
-		s.Failure = types.Failure{Message: reason}
-		s.ContainerHierarchyTexts = plan.Prefixed(s.ContainerHierarchyTexts)
-		r.SpecReports = append(r.SpecReports, s)
-	}
-	return r
+	return reportAs(plan, specs, "boot "+plan.Name+" died", types.SpecStateFailed, reason, nil)
 }
 
 // unresolvedAs turns specs that plan's boot ran, or would have run, into
 // UNRESOLVED results with the reason: nothing the boot brought back can
 // judge them.
 func unresolvedAs(plan contract.BootPlan, specs types.SpecReports, reason string) types.Report {
-	r := types.Report{SuiteDescription: "boot " + plan.Name + " not judged", SuiteSucceeded: false}
+	return reportAs(plan, specs, "boot "+plan.Name+" not judged", types.SpecStateFailed, reason, types.ReportEntries{contract.Mark(contract.Unresolved)})
+}
+
+// reportAs is specs ended in state with msg (and entries, when given), as
+// a report of their own named after plan's boot; only a skipped report
+// succeeded.
+func reportAs(plan contract.BootPlan, specs types.SpecReports, what string, state types.SpecState, msg string, entries types.ReportEntries) types.Report {
+	r := types.Report{SuiteDescription: what, SuiteSucceeded: state == types.SpecStateSkipped}
 	for _, s := range specs {
-		s.State = types.SpecStateFailed
-		s.Failure = types.Failure{Message: reason}
-		s.ReportEntries = types.ReportEntries{contract.Mark(contract.Unresolved)}
+		s.State, s.Failure = state, types.Failure{Message: msg}
+		if entries != nil {
+			s.ReportEntries = slices.Clone(entries) // each spec its own
+		}
 		s.ContainerHierarchyTexts = plan.Prefixed(s.ContainerHierarchyTexts)
 		r.SpecReports = append(r.SpecReports, s)
 	}
