@@ -88,15 +88,22 @@ func (r *run) bootHere(ctx context.Context, plan contract.BootPlan, filter label
 		}
 		return res, console, failed(what, errors.Join(err, werr))
 	}
-	werr = errors.Join(werr, results.WriteQEMUCommand(dir, res.Command))
-	if o.Keep {
-		// The kept initramfs boots the same suite again, console attached.
-		werr = errors.Join(werr, results.WriteRerun(dir, "Boots "+plan.Name+" of this run again, as it was made.", res.Command))
-	}
+	werr = errors.Join(werr, r.keepCommand(dir, plan.Name, res))
 	if werr != nil {
 		return res, console, failed("writing the files of boot "+plan.Name, werr)
 	}
 	return res, console, nil
+}
+
+// keepCommand writes a boot's QEMU command into its directory, and with
+// KEEP=1 a rerun.sh: the kept initramfs boots the same suite again,
+// console attached.
+func (r *run) keepCommand(dir, boot string, res *qemu.Result) error {
+	err := results.WriteQEMUCommand(dir, res.Command)
+	if r.o.Keep {
+		err = errors.Join(err, results.WriteRerun(dir, "Boots "+boot+" of this run again, as it was made.", res.Command))
+	}
+	return err
 }
 
 // tee is w, and echo too when there is one: the console kept in memory is

@@ -76,7 +76,9 @@ func (r *run) claimsBoot(ctx context.Context, pb claims.PlanBoot, rep *progress.
 		return b, nil
 	}
 	initrd := filepath.Join(dir, "initrd.cpio")
-	defer os.Remove(initrd)
+	if !r.o.Keep {
+		defer os.Remove(initrd)
+	}
 	cfg := guest.RunConfig{Claims: true, TimeoutSeconds: max(1, int(guestTimeout(r.res.Derived.Timeout).Seconds())),
 		Args: []string{"-smct.claims=" + strings.Join(pb.Parts, ","), "-smct.workload=" + guest.WorkloadPath,
 			"-smct.claims-out=" + filepath.Join(guest.CaptureDir, claims.SampleFile)}}
@@ -85,6 +87,10 @@ func (r *run) claimsBoot(ctx context.Context, pb claims.PlanBoot, rep *progress.
 		return b, nil
 	}
 	res, console, err, werr := r.runBoot(ctx, r.qemuBoot(initrd, dir, plan), plan.Name, rep)
+	if err == nil {
+		// As a conformance boot leaves them: how to make it again.
+		werr = errors.Join(werr, r.keepCommand(dir, plan.Name, res))
+	}
 	if errors.Is(err, qemu.ErrConsoleLog) {
 		werr = errors.Join(err, werr)
 	}
