@@ -4,10 +4,14 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
+	"github.com/ftrace-stackmap/conformance/internal/matrix"
+	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
 
@@ -76,4 +80,86 @@ func exitCodesIn(args []string) report.ExitCodes {
 		}
 	}
 	return codes
+}
+
+// refuseAt ends a command that could not do its work, without a verdict.
+func refuseAt(out outputs, name string, err error) outcome {
+	return withoutVerdict("", err.Error()) // the door says why, once
+}
+
+// finish writes a run's reports and returns its summary: the verdict's
+// status, or no verdict when the run gave none or a report could not be
+// written.
+func finish(ctx context.Context, res *results.Result, err error, out outputs) outcome {
+	if err != nil {
+		return noVerdict(ctx, res, err, out)
+	}
+	summary, err := results.Write(res)
+	if err != nil {
+		return noVerdict(ctx, res, err, out)
+	}
+	writeReply(res, out.stderr)
+	var b strings.Builder
+	if res.Claims != nil {
+		fmt.Fprintf(&b, "%s (%s)\n", res.Claims.Line(), filepath.Join(res.Dir, results.ClaimsFile))
+	}
+	// The summary ends with the closing line, which the door prints.
+	body, _ := strings.CutSuffix(report.Plain(summary), res.ClosingLine()+"\n")
+	b.WriteString(body)
+	o := outcome{body: b.String(), status: res.ExitCode(), counted: true}
+	o.passed, o.failed, o.skipped = res.Totals()
+	if o.status == exitNoVerdict {
+		// Counted specs without a verdict (UNRESOLVED, a kernel log that
+		// did not arrive): the run's verdict says why.
+		o.reason = strings.TrimPrefix(report.OneLine(res.Verdict()), "NO VERDICT: ")
+	}
+	return o
+}
+
+// noVerdict ends a run that gave no verdict: its reports say why, as the
+// output does.
+func noVerdict(ctx context.Context, res *results.Result, err error, out outputs) outcome {
+	reason := report.Plain(err.Error())
+	if ctx.Err() != nil {
+		// The user or CI stopped the run; QEMU went with its context.
+		reason = "interrupted: " + context.Cause(ctx).Error()
+	}
+	var body string
+	if res != nil && res.Dir != "" {
+		// The reports say why too: ktap.txt and junit.xml with an
+		// erroring test per boot, verdict.txt the reason.
+		res.NoVerdict = reason
+		if _, err := results.Write(res); err != nil {
+			fmt.Fprintf(out.stderr, "writing the reports of a run without a verdict: %v\n", err)
+		}
+		writeReply(res, out.stderr)
+		body = fmt.Sprintf("results: %s\n", res.Dir)
+	}
+	// The door says NO VERDICT, once.
+	return withoutVerdict(body, reason)
+}
+
+// printMatrix writes a matrix's reports and returns its table; the status
+// is the worst cell's, or no verdict when a report could not be written.
+func printMatrix(dir string, cells []matrix.Cell, out outputs) outcome {
+	table, worst, err := matrix.Report(dir, cells)
+	// The table ends with the closing line, which the door prints.
+	body, _ := strings.CutSuffix(table, matrix.Totals(cells)+"\n")
+	o := outcome{body: body, status: worst, counted: true}
+	var none []string
+	for _, c := range cells {
+		p, f, s := c.Totals()
+		o.passed, o.failed, o.skipped = o.passed+p, o.failed+f, o.skipped+s
+		if c.Code() == exitNoVerdict {
+			none = append(none, c.Name())
+		}
+	}
+	switch {
+	case err != nil:
+		fmt.Fprintf(out.stderr, "matrix: %v\n", err)
+		o.status, o.reason = exitNoVerdict, "the matrix's reports: "+err.Error()
+	case len(none) > 0:
+		o.reason = fmt.Sprintf("%d of %d cells without a verdict: %s", len(none), len(cells), strings.Join(none, ", "))
+	}
+	return o
 }

@@ -54,8 +54,3 @@ var kernelCmd = command{
 		}
 	},
 }
-
-// refuseAt ends a command that could not do its work, without a verdict.
-func refuseAt(out outputs, name string, err error) outcome {
-	return withoutVerdict("", err.Error()) // the door says why, once
-}

@@ -6,10 +6,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
-	"strings"
 
-	"github.com/ftrace-stackmap/conformance/internal/cachelimit"
 	"github.com/ftrace-stackmap/conformance/internal/lava"
 	"github.com/ftrace-stackmap/conformance/internal/matrix"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
@@ -56,7 +53,7 @@ var lavaCmd = command{
 // does: the same reports, closing line and exit status.
 func onServer(ctx context.Context, r *request, at lava.Served, srv lava.Server, out outputs) outcome {
 	if srv.Token == "" {
-		srv.Token = labToken()
+		srv.Token = lava.LabToken(r.run.CacheDir)
 	}
 	if srv.Token == "" {
 		return refuseAt(out, "lava", fmt.Errorf("no token for %s: give -token (LAB_TOKEN=), or start make lab", srv.URL))
@@ -78,18 +75,6 @@ func onServer(ctx context.Context, r *request, at lava.Served, srv lava.Server, 
 	o := finish(ctx, res, err, out)
 	o.body = head + o.body
 	return o
-}
-
-// labToken is the token make lab made, from the environment or its file.
-func labToken() string {
-	if t := os.Getenv("LAB_TOKEN"); t != "" {
-		return t
-	}
-	b, err := os.ReadFile(cachelimit.Lab.In(cacheDir(), "token"))
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
 }
 
 // lavaResultsCmd reads a LAVA job's log and writes the run it made as a

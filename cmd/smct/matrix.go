@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"strings"
 
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/lava"
@@ -61,31 +60,6 @@ var matrixCmd = command{
 			return printMatrix(o.Dir, cells, out)
 		}
 	},
-}
-
-// printMatrix writes a matrix's reports and returns its table; the status
-// is the worst cell's, or no verdict when a report could not be written.
-func printMatrix(dir string, cells []matrix.Cell, out outputs) outcome {
-	table, worst, err := matrix.Report(dir, cells)
-	// The table ends with the closing line, which the door prints.
-	body, _ := strings.CutSuffix(table, matrix.Totals(cells)+"\n")
-	o := outcome{body: body, status: worst, counted: true}
-	var none []string
-	for _, c := range cells {
-		p, f, s := c.Totals()
-		o.passed, o.failed, o.skipped = o.passed+p, o.failed+f, o.skipped+s
-		if c.Code() == exitNoVerdict {
-			none = append(none, c.Name())
-		}
-	}
-	switch {
-	case err != nil:
-		fmt.Fprintf(out.stderr, "matrix: %v\n", err)
-		o.status, o.reason = exitNoVerdict, "the matrix's reports: "+err.Error()
-	case len(none) > 0:
-		o.reason = fmt.Sprintf("%d of %d cells without a verdict: %s", len(none), len(cells), strings.Join(none, ", "))
-	}
-	return o
 }
 
 // matrixJobs writes the LAVA job of every cell instead of running it: a

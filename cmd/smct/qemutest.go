@@ -7,8 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
@@ -52,56 +50,4 @@ func guestShell(ctx context.Context, o qemutest.Options, out outputs) outcome {
 		return withoutVerdict("", "shell: "+report.OneLine(err.Error()))
 	}
 	return outcome{}
-}
-
-// finish writes a run's reports and returns its summary: the verdict's
-// status, or no verdict when the run gave none or a report could not be
-// written.
-func finish(ctx context.Context, res *results.Result, err error, out outputs) outcome {
-	if err != nil {
-		return noVerdict(ctx, res, err, out)
-	}
-	summary, err := results.Write(res)
-	if err != nil {
-		return noVerdict(ctx, res, err, out)
-	}
-	writeReply(res, out.stderr)
-	var b strings.Builder
-	if res.Claims != nil {
-		fmt.Fprintf(&b, "%s (%s)\n", res.Claims.Line(), filepath.Join(res.Dir, results.ClaimsFile))
-	}
-	// The summary ends with the closing line, which the door prints.
-	body, _ := strings.CutSuffix(report.Plain(summary), res.ClosingLine()+"\n")
-	b.WriteString(body)
-	o := outcome{body: b.String(), status: res.ExitCode(), counted: true}
-	o.passed, o.failed, o.skipped = res.Totals()
-	if o.status == exitNoVerdict {
-		// Counted specs without a verdict (UNRESOLVED, a kernel log that
-		// did not arrive): the run's verdict says why.
-		o.reason = strings.TrimPrefix(report.OneLine(res.Verdict()), "NO VERDICT: ")
-	}
-	return o
-}
-
-// noVerdict ends a run that gave no verdict: its reports say why, as the
-// output does.
-func noVerdict(ctx context.Context, res *results.Result, err error, out outputs) outcome {
-	reason := report.Plain(err.Error())
-	if ctx.Err() != nil {
-		// The user or CI stopped the run; QEMU went with its context.
-		reason = "interrupted: " + context.Cause(ctx).Error()
-	}
-	var body string
-	if res != nil && res.Dir != "" {
-		// The reports say why too: ktap.txt and junit.xml with an
-		// erroring test per boot, verdict.txt the reason.
-		res.NoVerdict = reason
-		if _, err := results.Write(res); err != nil {
-			fmt.Fprintf(out.stderr, "writing the reports of a run without a verdict: %v\n", err)
-		}
-		writeReply(res, out.stderr)
-		body = fmt.Sprintf("results: %s\n", res.Dir)
-	}
-	// The door says NO VERDICT, once.
-	return withoutVerdict(body, reason)
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ftrace-stackmap/conformance/internal/cachelimit"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 )
@@ -23,6 +24,19 @@ import (
 type Server struct {
 	URL   string // the server's root, e.g. http://127.0.0.1:8000
 	Token string // a user's REST token
+}
+
+// LabToken is the token of make lab's server: $LAB_TOKEN, else the one
+// the lab keeps in its area of the cache at cacheDir; "" when neither.
+func LabToken(cacheDir string) string {
+	if t := os.Getenv("LAB_TOKEN"); t != "" {
+		return t
+	}
+	b, err := os.ReadFile(cachelimit.Lab.In(cacheDir, "token"))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // JobState is where a job stands on the server.
