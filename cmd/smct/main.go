@@ -113,7 +113,9 @@ func (c command) run(args []string, out outputs) int {
 	}
 	if err != nil {
 		// Parsing stops at a bad flag: -exit-codes may lie beyond it.
-		return c.refuse(r, err.Error(), out).end(out.stdout, exitCodesIn(args))
+		// Refused before any work: nothing installed, built, booted or
+		// written under results/.
+		return withoutVerdict("", err.Error()).end(out.stdout, exitCodesIn(args))
 	}
 	r.run.Progress = out.progress
 	ctx, stop := interruptible()
@@ -197,12 +199,6 @@ func (c command) help(fs *flag.FlagSet) {
 		}
 		fmt.Fprintf(w, "\nmore: %s\n", page)
 	}
-}
-
-// refuse ends a command line that cannot run, before any work: nothing
-// is installed, built, booted or written under results/.
-func (c command) refuse(r *request, reason string, out outputs) outcome {
-	return withoutVerdict("", reason)
 }
 
 // helpOn prints a command's flags and the path of its page.
