@@ -15,7 +15,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
-	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
+	"github.com/ftrace-stackmap/conformance/internal/kernels"
 	"github.com/ftrace-stackmap/conformance/internal/labels"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
@@ -67,7 +67,7 @@ var (
 		fs.Var((*userPath)(&o.Kernel), "kernel", "kernel image to boot (overrides -image)")
 		fs.Var((*userPath)(&o.Tree), "tree", "kernel source tree to build with the suite's config fragments and boot (overrides -image)")
 		fs.StringVar(&o.Image, "image", o.Image, "images.lock entry to boot (default: the lock's default)")
-	}, check: checkKernelChoice}
+	}, check: func(r *request) error { return kernels.CheckChoice(r.run.Choice, r.run.LockFile) }}
 
 	// buildGroup is how kernels are found and built here: every command
 	// that resolves or builds a kernel has it.
@@ -117,7 +117,7 @@ var (
 		if r.run.Timeout <= 0 {
 			return fmt.Errorf("-timeout %v: want a duration above 0, such as 5m", r.run.Timeout)
 		}
-		return checkMem(r.run.Mem)
+		return qemutest.CheckMem(r.run.Mem)
 	}}
 
 	// hereGroup is how boots are made on this machine.
@@ -273,58 +273,6 @@ func (q *quietLimit) Set(v string) error {
 		return fmt.Errorf("want a duration above 0, such as 90s, or nothing to scale it to the accelerator and the kernel")
 	}
 	*q = quietLimit(d)
-	return nil
-}
-
-// checkKernelChoice refuses a kernel that is not there before anything
-// is built or booted: a -kernel that is no file, a -tree that is no
-// directory, an -image the lock does not have.
-func checkKernelChoice(r *request) error {
-	o := r.run
-	if o.Kernel != "" {
-		if fi, err := os.Stat(o.Kernel); err != nil || !fi.Mode().IsRegular() {
-			return fmt.Errorf("KERNEL=%s: %s", o.Kernel, notThere(err, "not a file"))
-		}
-	}
-	if o.Tree != "" {
-		if fi, err := os.Stat(o.Tree); err != nil || !fi.IsDir() {
-			return fmt.Errorf("TREE=%s: %s", o.Tree, notThere(err, "not a directory"))
-		}
-	}
-	if o.Image != "" && o.Kernel == "" && o.Tree == "" {
-		l, err := images.Read(o.LockFile)
-		if err != nil {
-			return err
-		}
-		if _, err := l.Entry(o.Image); err != nil {
-			return fmt.Errorf("IMAGE=%s: %v", o.Image, err)
-		}
-	}
-	return nil
-}
-
-// notThere says why a path named is not what it should be.
-func notThere(err error, what string) string {
-	if err != nil {
-		return report.OneLine(errors.Unwrap(err).Error())
-	}
-	return what
-}
-
-// minGuestMB is the least memory a guest runs the suite in: the kernel,
-// the initramfs (about 15 MB) unpacked beside its cpio, the suite and the
-// ring buffers of its specs.
-const minGuestMB = 256
-
-// checkMem refuses a -mem QEMU could not boot the suite in.
-func checkMem(v string) error {
-	n, err := qemutest.MemMB(v)
-	switch {
-	case err != nil:
-		return fmt.Errorf("-mem %s: %v", v, err)
-	case v != "" && n < minGuestMB:
-		return fmt.Errorf("-mem %s: the guest needs at least %d MB (the kernel, the initramfs unpacked beside its cpio, the suite and its ring buffers)", v, minGuestMB)
-	}
 	return nil
 }
 

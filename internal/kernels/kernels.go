@@ -68,6 +68,45 @@ type Kernel struct {
 	Sanitized string
 }
 
+// CheckChoice refuses a kernel that is not there before anything is
+// built or booted: a KERNEL= that is no file, a TREE= that is no
+// directory, an IMAGE= the lock at lockFile does not have.
+func CheckChoice(c kchoice.Choice, lockFile string) error {
+	if c.Kernel != "" {
+		if fi, err := os.Stat(c.Kernel); err != nil || !fi.Mode().IsRegular() {
+			return fmt.Errorf("KERNEL=%s: %s", c.Kernel, notThere(err, "not a file"))
+		}
+	}
+	if c.Tree != "" {
+		if fi, err := os.Stat(c.Tree); err != nil || !fi.IsDir() {
+			return fmt.Errorf("TREE=%s: %s", c.Tree, notThere(err, "not a directory"))
+		}
+	}
+	if c.Image != "" && c.Kernel == "" && c.Tree == "" {
+		l, err := images.Read(lockFile)
+		if err != nil {
+			return err
+		}
+		if _, err := l.Entry(c.Image); err != nil {
+			return fmt.Errorf("IMAGE=%s: %v", c.Image, err)
+		}
+	}
+	return nil
+}
+
+// notThere says why a path named is not what it should be: the system's
+// words without the path, or what.
+func notThere(err error, what string) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return what
+}
+
 // Resolve finds, fetches or builds the kernel, and checks it can boot.
 func Resolve(r Request) (*Kernel, error) {
 	k, err := r.find()

@@ -76,6 +76,23 @@ func (o Options) lanes(plans int) int {
 
 // memoryLanes is how many guests of mem (QEMU's -m, megabytes, 512 when
 // empty) and QEMU's own overhead fit in the memory available now.
+// minGuestMB is the least memory a guest runs the suite in: the kernel,
+// the initramfs (about 15 MB) unpacked beside its cpio, the suite and the
+// ring buffers of its specs.
+const minGuestMB = 256
+
+// CheckMem refuses a -mem (MEM=) QEMU could not boot the suite in.
+func CheckMem(v string) error {
+	n, err := MemMB(v)
+	switch {
+	case err != nil:
+		return fmt.Errorf("-mem %s: %v", v, err)
+	case v != "" && n < minGuestMB:
+		return fmt.Errorf("-mem %s: the guest needs at least %d MB (the kernel, the initramfs unpacked beside its cpio, the suite and its ring buffers)", v, minGuestMB)
+	}
+	return nil
+}
+
 // MemMB is a -mem value (QEMU's -m) in megabytes: a number, with M or G
 // after it as QEMU takes them; 0 for "" (the machine's default).
 func MemMB(mem string) (int, error) {
