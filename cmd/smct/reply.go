@@ -20,13 +20,13 @@ var replyCmd = command{
 	name:   "reply",
 	page:   "docs/reply.md",
 	about:  "print a run's or a walk's reply.eml and the git send-email command that sends it (nothing is sent)",
-	groups: []group{exitGroup},
+	groups: []group{resultsGroup, exitGroup},
 	flags: func(fs *flag.FlagSet, r *request) runFunc {
 		var run userPath
-		fs.Var(&run, "run", "the run's or the walk's directory (default: the project's results/latest)")
+		fs.Var(&run, "run", "the run's or the walk's directory (default: latest under -results)")
 		return func(ctx context.Context, r *request, out outputs) outcome {
 			if run == "" {
-				run = userPath(filepath.Join(r.run.ModuleDir, "results", "latest"))
+				run = userPath(filepath.Join(r.run.ResultsDir, "latest"))
 			}
 			dir, err := filepath.EvalSymlinks(string(run))
 			if err != nil {
@@ -45,18 +45,10 @@ var replyCmd = command{
 	},
 }
 
-// writeReply writes reply.eml into a run's directory when its kernel came
-// from a series; a reply that cannot be written is said, and leaves the
-// run's verdict as it is.
+// writeReply writes a run's reply.eml (reply.WriteForRun); one that
+// cannot be written is said, and leaves the run's verdict as it is.
 func writeReply(res *results.Result, stderr io.Writer) {
-	if res == nil || res.Dir == "" || res.Origin.Series == "" {
-		return
-	}
-	mbox, msgid, err := reply.Thread(res.Origin.Series)
-	if err == nil {
-		_, err = reply.Write(res.Dir, mbox, msgid, reply.FromRun(res), "")
-	}
-	if err != nil {
+	if err := reply.WriteForRun(res); err != nil {
 		fmt.Fprintf(stderr, "note: no %s: %v\n", reply.File, err)
 	}
 }

@@ -99,3 +99,17 @@ func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
 }
+
+// WriteForRun writes reply.eml into a run's directory when its kernel
+// came from a posted series (its thread fetched as b4 fetches it); a run
+// of another kernel needs none, and gets none.
+func WriteForRun(res *results.Result) error {
+	if res == nil || res.Dir == "" || res.Origin.Series == "" {
+		return nil
+	}
+	mbox, msgid, err := Thread(res.Origin.Series)
+	if err == nil {
+		_, err = Write(res.Dir, mbox, msgid, FromRun(res), "")
+	}
+	return err
+}
