@@ -43,8 +43,7 @@ var lavaCmd = command{
 				fmt.Fprintf(out.stderr, "lava: %s\n", report.OneLine(err.Error()))
 				return withoutVerdict(body, report.OneLine(err.Error()))
 			}
-			return outcome{body: body + fmt.Sprintf("job:    %s\ndevice: %s\n\nrun it here (as root), then read LAVA's log back:\n  %s\n  make lava-results LOG=%s\n",
-				files.Job, files.Device, lava.RunCommand(files), lava.LogFile(files))}
+			return outcome{body: body + files.Text()}
 		}
 	},
 }

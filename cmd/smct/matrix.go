@@ -4,11 +4,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 
-	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/lava"
 	"github.com/ftrace-stackmap/conformance/internal/matrix"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
@@ -32,16 +30,7 @@ var matrixCmd = command{
 		lavaURL := fs.String("lava-url", "", "with -lava-jobs: URL where the lab serves the matrix directory (default: file:// paths)")
 		return func(ctx context.Context, r *request, out outputs) outcome {
 			o := matrix.Options{Base: r.run, Arches: r.arches, Parallel: *parallel, Notes: out.stderr}
-			lock, err := images.Read(o.Base.LockFile)
-			if err == nil {
-				o.Entries, err = lock.Names(*entries)
-			}
-			if err == nil {
-				o.Entries, err = lock.InLane(o.Entries, r.run.Lane, *entries != "", out.stderr)
-			}
-			if err == nil && len(o.Entries) == 0 {
-				err = errors.New("SANITIZE=1: no entry of images.lock is built here")
-			}
+			err := o.Select(*entries)
 			if err == nil {
 				o.Dir, err = results.NewRunDir(r.run.ResultsDir, "matrix", "")
 			}

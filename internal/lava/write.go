@@ -46,6 +46,13 @@ type Files struct {
 	Definition       []byte   // job.yaml's text, as a server is given it
 }
 
+// Text says where a job written is and how to run it here, then judge
+// LAVA's log of it.
+func (f *Files) Text() string {
+	return fmt.Sprintf("job:    %s\ndevice: %s\n\nrun it here (as root), then read LAVA's log back:\n  %s\n  make lava-results LOG=%s\n",
+		f.Job, f.Device, RunCommand(f), LogFile(f))
+}
+
 // Write makes the LAVA job of a planned run in dir: the kernel and one
 // initramfs per boot as gzip-compressed artefacts (each initramfs a single
 // archive with the boot's run configuration), job.yaml and device.yaml.

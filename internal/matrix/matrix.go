@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
 	"github.com/ftrace-stackmap/conformance/internal/page"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
@@ -90,6 +91,22 @@ type Options struct {
 	// Done is told of each cell as it finishes, one call at a time; done
 	// cells are counted in n.
 	Done func(c Cell, n, total int)
+}
+
+// Select sets the matrix's entries from names (comma-separated; "" is
+// every entry of the lock), narrowed to what the lane can run.
+func (o *Options) Select(names string) error {
+	lock, err := images.Read(o.Base.LockFile)
+	if err != nil {
+		return err
+	}
+	if o.Entries, err = lock.Names(names); err != nil {
+		return err
+	}
+	if o.Entries, err = lock.InLane(o.Entries, o.Base.Lane, names != "", o.Notes); err == nil && len(o.Entries) == 0 {
+		err = fmt.Errorf("SANITIZE=1: no entry of images.lock is built here")
+	}
+	return err
 }
 
 // Run runs every cell and returns them in entry, then arch, order.
