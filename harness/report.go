@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/ftrace-stackmap/conformance/initramfs/guest"
+	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/consoleframe"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
@@ -238,17 +240,14 @@ func writeOut(path string, b []byte) error {
 	return os.WriteFile(path, b, 0o644)
 }
 
-// machine is the kernel's name for this machine, as the QEMU runs name
-// their arch (x86_64, aarch64 for arm64).
+// machine is this machine's arch as the QEMU runs name it (arm64,
+// x86_64): the suite binary is built for the guest's arch, and the arch
+// table names it, so no second mapping is kept here.
 func machine() string {
-	m := kernelRelease()
-	if i := strings.LastIndex(m, " "); i >= 0 {
-		m = m[i+1:]
+	if a, err := arch.ByGOARCH(runtime.GOARCH); err == nil {
+		return a.Name
 	}
-	if m == "aarch64" {
-		return "arm64"
-	}
-	return m
+	return runtime.GOARCH
 }
 
 // ExitCode is the test binary's exit status in the convention asked for

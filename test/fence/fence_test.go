@@ -57,6 +57,7 @@ var fences = []fence{
 		"internal/stackmapfmt", "internal/textlines",
 		"internal/kernellog", // the marks it leaves in the kernel's log for the kernel-log reader
 		"internal/labels",    // the boot plans' filters, in the contract it shares with the host
+		"internal/arch",      // the arch table names the machine the suite runs on (live mode's reports)
 	), why: "the guest's suite links no host runner"},
 	{binary: module + "/initramfs/init", guest: true, may: own("initramfs/guest", "internal/consoleframe",
 		"internal/kernellog"), // its kernel-log case judged by the host's rule
