@@ -18,11 +18,27 @@ import (
 // what was observed, the kernel's problems, and the command to reproduce
 // it. Its lines are report.Width wide.
 func Evidence(res *Result) string {
-	o := res.Request
-	s := res.Summary
-	wrap := report.Wrap
 	var b strings.Builder
-	fmt.Fprintf(&b, "ftrace stackmap conformance (profile %s): %s\n", o.Profile, res.ClosingLine())
+	evidenceHead(&b, res)
+	evidenceFailures(&b, res)
+	evidenceSelftests(&b, res)
+	b.WriteString(decoderText(res, "\n", "  "))
+	evidenceKernel(&b, res)
+	b.WriteString(claimsEvidence(res))
+	// A command is not wrapped: it must paste back whole.
+	cmd := Reproduce(res)
+	if len("reproduce: "+cmd) <= report.Width {
+		fmt.Fprintf(&b, "\nreproduce: %s\n", cmd)
+	} else {
+		fmt.Fprintf(&b, "\nreproduce:\n  %s\n", cmd)
+	}
+	return b.String()
+}
+
+// evidenceHead is what was booted where, and the verdict when there is none.
+func evidenceHead(b *strings.Builder, res *Result) {
+	o, s, wrap := res.Request, res.Summary, report.Wrap
+	fmt.Fprintf(b, "ftrace stackmap conformance (profile %s): %s\n", o.Profile, res.ClosingLine())
 	kernel := s.Kernel
 	if kernel == "" {
 		kernel = "(the guest did not say)"
@@ -46,7 +62,13 @@ func Evidence(res *Result) string {
 	if res.NoVerdict != "" {
 		b.WriteString("\n" + wrap("NO VERDICT: ", "    ", res.NoVerdict))
 	}
+}
 
+// evidenceFailures is every failure: the boots that could not be judged,
+// the requirements UNSUPPORTED where the feature is required, each FAIL
+// and UNRESOLVED spec with what it observed, and the suite's problems.
+func evidenceFailures(b *strings.Builder, res *Result) {
+	s, wrap := res.Summary, report.Wrap
 	var failed []report.Spec
 	absent := map[string][]string{} // required but UNSUPPORTED: IDs by reason
 	// A boot not made for the default boot's reason gives it too.
@@ -108,26 +130,37 @@ func Evidence(res *Result) string {
 	for _, p := range s.SuiteProblems {
 		b.WriteString(wrap("SUITE: ", "    ", p))
 	}
-	if o.FtraceDir != "" {
-		p, f, other := ftracetest.Totals(res.Selftests)
-		fmt.Fprintf(&b, "\nthe tree's own selftests (ftracetest): %d passed, %d failed, %d other\n", p, f, other)
-		if res.SelftestsNote != "" {
-			b.WriteString(wrap("  ", "  ", res.SelftestsNote))
+}
+
+// evidenceSelftests is the tree's own selftests, when the run ran them.
+func evidenceSelftests(b *strings.Builder, res *Result) {
+	wrap := report.Wrap
+	if res.Request.FtraceDir == "" {
+		return
+	}
+	p, f, other := ftracetest.Totals(res.Selftests)
+	fmt.Fprintf(b, "\nthe tree's own selftests (ftracetest): %d passed, %d failed, %d other\n", p, f, other)
+	if res.SelftestsNote != "" {
+		b.WriteString(wrap("  ", "  ", res.SelftestsNote))
+	}
+	for _, c := range res.Selftests {
+		if c.Passed() {
+			continue
 		}
-		for _, c := range res.Selftests {
-			if c.Passed() {
-				continue
-			}
-			b.WriteString(wrap(fmt.Sprintf("%s %s: ", c.Result, c.File), "    ", c.Name))
-			for _, l := range c.Tail(4) {
-				b.WriteString(report.Clip("      "+l, report.Width) + "\n")
-			}
-			if c.Hint != "" {
-				b.WriteString(wrap("    why: ", "         ", c.Hint))
-			}
+		b.WriteString(wrap(fmt.Sprintf("%s %s: ", c.Result, c.File), "    ", c.Name))
+		for _, l := range c.Tail(4) {
+			b.WriteString(report.Clip("      "+l, report.Width) + "\n")
+		}
+		if c.Hint != "" {
+			b.WriteString(wrap("    why: ", "         ", c.Hint))
 		}
 	}
-	b.WriteString(decoderText(res, "\n", "  "))
+}
+
+// evidenceKernel is the frames that did not arrive, and the kernel's
+// problems.
+func evidenceKernel(b *strings.Builder, res *Result) {
+	wrap := report.Wrap
 	if len(res.Lost) > 0 {
 		b.WriteString("\nframes that did not arrive whole:\n")
 		for _, l := range res.Lost {
@@ -143,15 +176,6 @@ func Evidence(res *Result) string {
 			b.WriteString(wrap("  ", "    ", "UNRESOLVED "+KernelLogTest(boot)+": "+KernelLogMissing))
 		}
 	}
-	b.WriteString(claimsEvidence(res))
-	// A command is not wrapped: it must paste back whole.
-	cmd := Reproduce(res)
-	if len("reproduce: "+cmd) <= report.Width {
-		fmt.Fprintf(&b, "\nreproduce: %s\n", cmd)
-	} else {
-		fmt.Fprintf(&b, "\nreproduce:\n  %s\n", cmd)
-	}
-	return b.String()
 }
 
 // observed is what a failing spec saw, for the evidence. A reason of
