@@ -151,7 +151,8 @@ torture: smct
 # time; exits with the worst cell's status.
 matrix: smct
 	@./bin/smct matrix -images '$(IMAGES)' -profile '$(PROFILE)' -labels '$(LABELS)' -timeout '$(TIMEOUT)' -boot-quiet '$(BOOT_QUIET)' \
-		-require-feature '$(REQUIRE)' -seed '$(SEED)' -sanitize '$(SANITIZE)' $(if $(LAVA),-lava-jobs -lava-url '$(LAVA_URL)' -notify '$(NOTIFY)')
+		-require-feature '$(REQUIRE)' -seed '$(SEED)' -sanitize '$(SANITIZE)' $(if $(LAVA),-lava-jobs -lava-url '$(LAVA_URL)' -notify '$(NOTIFY)') \
+		-server '$(SERVER)' -token '$(TOKEN)' $(if $(SERVER),-lava-url '$(LAVA_URL)' -notify '$(NOTIFY)')
 
 # A LAVA job of the run qemu-test would make, for LAVA's qemu device type,
 # and the device dictionary that runs it here with lava-run.

@@ -17,6 +17,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/kernels"
 	"github.com/ftrace-stackmap/conformance/internal/labels"
+	"github.com/ftrace-stackmap/conformance/internal/lava"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
 )
@@ -27,8 +28,9 @@ type request struct {
 	run       qemutest.Options
 	arches    arch.List // -arches
 	exitCodes report.ExitCodes
-	args      []string // after the flags, for a command that takes them
-	notify    httpURL  // -notify of a LAVA job
+	args      []string    // after the flags, for a command that takes them
+	notify    httpURL     // -notify of a LAVA job
+	server    lava.Server // -server and -token: a LAVA server to run on
 }
 
 // group is flags several commands share, as kunit.py shares its build,
@@ -143,6 +145,24 @@ var (
 	// notifyGroup is LAVA's notify callback of the jobs a command writes.
 	notifyGroup = group{name: "notify", add: func(fs *flag.FlagSet, r *request) {
 		fs.Var(&r.notify, "notify", "URL the LAVA server posts each job's log and results to when it ends (LAVA's notify callback)")
+	}}
+
+	// serverGroup is a LAVA server to run on instead of here, and its
+	// token: make lab's when none is given.
+	serverGroup = group{name: "server", add: func(fs *flag.FlagSet, r *request) {
+		fs.StringVar(&r.server.URL, "server", "", "a LAVA server to submit the jobs to, then follow them and judge their logs (make lab's: http://127.0.0.1:8000)")
+		fs.StringVar(&r.server.Token, "token", "", "the server user's REST token (default: $LAB_TOKEN, else make lab's)")
+	}, check: func(r *request) error {
+		if r.server.URL == "" {
+			return nil
+		}
+		if r.server.Token == "" {
+			r.server.Token = lava.LabToken(r.run.CacheDir)
+		}
+		if r.server.Token == "" {
+			return fmt.Errorf("no token for %s: give -token (LAB_TOKEN=), or start make lab", r.server.URL)
+		}
+		return nil
 	}}
 
 	// resultsGroup is where run directories go.

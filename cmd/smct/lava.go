@@ -21,18 +21,15 @@ var lavaCmd = command{
 	name:   "lava",
 	page:   "docs/lab.md",
 	about:  "write the LAVA job of the run qemu-test would make, and the device dictionary that runs it here",
-	groups: []group{archGroup, kernelGroup, buildGroup, profileGroup, specGroup, requireGroup, bootGroup, resultsGroup, notifyGroup, exitGroup},
+	groups: []group{archGroup, kernelGroup, buildGroup, profileGroup, specGroup, requireGroup, bootGroup, resultsGroup, notifyGroup, serverGroup, exitGroup},
 	prunes: true,
 	flags: func(fs *flag.FlagSet, r *request) runFunc {
 		r.run.Kind = "lava-job"
 		url := fs.String("url", "", "URL where the lab serves the job's lava/ directory, artefacts and all (default: file:// paths on this machine)")
-		var srv lava.Server
-		fs.StringVar(&srv.URL, "server", "", "a LAVA server to submit the job to, then follow it and judge its log (make lab's: http://127.0.0.1:8000)")
-		fs.StringVar(&srv.Token, "token", "", "the server user's REST token (default: $LAB_TOKEN, else make lab's)")
 		return func(ctx context.Context, r *request, out outputs) outcome {
 			at := lava.Served{URL: *url, Notify: string(r.notify)}
-			if srv.URL != "" {
-				return onServer(ctx, r, at, srv, out)
+			if r.server.URL != "" {
+				return onServer(ctx, r, at, r.server, out)
 			}
 			files, res, err := lava.WriteJob(ctx, new(qemutest.Runner), r.run, at)
 			var body string
@@ -51,12 +48,6 @@ var lavaCmd = command{
 // onServer makes the run as a job on a LAVA server and ends as qemu-test
 // does: the same reports, closing line and exit status.
 func onServer(ctx context.Context, r *request, at lava.Served, srv lava.Server, out outputs) outcome {
-	if srv.Token == "" {
-		srv.Token = lava.LabToken(r.run.CacheDir)
-	}
-	if srv.Token == "" {
-		return refuseAt(out, "lava", fmt.Errorf("no token for %s: give -token (LAB_TOKEN=), or start make lab", srv.URL))
-	}
 	// Before any build: a server that does not answer, or will not take
 	// the token, is said at once.
 	if err := srv.Check(ctx); err != nil {

@@ -6,6 +6,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/lava"
 	"github.com/ftrace-stackmap/conformance/internal/matrix"
@@ -21,21 +24,31 @@ var matrixCmd = command{
 	name:   "matrix",
 	page:   "docs/matrix.md",
 	about:  "run the suite for every images.lock entry on every arch, or write each cell's LAVA job",
-	groups: []group{archesGroup, buildGroup, profileGroup, specGroup, requireGroup, bootGroup, hereGroup, resultsGroup, notifyGroup, exitGroup},
+	groups: []group{archesGroup, buildGroup, profileGroup, specGroup, requireGroup, bootGroup, hereGroup, resultsGroup, notifyGroup, serverGroup, exitGroup},
 	prunes: true,
 	flags: func(fs *flag.FlagSet, r *request) runFunc {
 		parallel := fs.Int("parallel", 2, "boots at a time")
 		entries := fs.String("images", "", "comma-separated images.lock entries (default: all)")
 		lavaJobs := fs.Bool("lava-jobs", false, "write each cell's LAVA job (smct lava) instead of running it")
-		lavaURL := fs.String("lava-url", "", "with -lava-jobs: URL where the lab serves the matrix directory (default: file:// paths)")
+		lavaURL := fs.String("lava-url", "", "with -lava-jobs or -server: URL where the lab serves the matrix directory (default: file:// paths)")
 		return func(ctx context.Context, r *request, out outputs) outcome {
 			o := matrix.Options{Base: r.run, Arches: r.arches, Parallel: *parallel, Notes: out.stderr}
-			err := o.Select(*entries)
+			var err error
+			if r.server.URL != "" {
+				// Before any build: the server answers and takes the token.
+				err = r.server.Check(ctx)
+			}
+			if err == nil {
+				err = o.Select(*entries)
+			}
 			if err == nil {
 				o.Dir, err = results.NewRunDir(r.run.ResultsDir, "matrix", "")
 			}
 			if err != nil {
 				return refuseAt(out, "matrix", err)
+			}
+			if r.server.URL != "" {
+				return matrixOnServer(ctx, o, lava.Served{URL: *lavaURL, Dir: o.Dir, Notify: string(r.notify)}, r.server, out)
 			}
 			if *lavaJobs {
 				return matrixJobs(ctx, o, lava.Served{URL: *lavaURL, Dir: o.Dir, Notify: string(r.notify)}, out)
@@ -49,6 +62,21 @@ var matrixCmd = command{
 			return printMatrix(o.Dir, cells, out)
 		}
 	},
+}
+
+// matrixOnServer runs every cell as a job on a LAVA server, its
+// scheduler spreading them over its devices, and ends as a matrix made
+// here does; lab.txt says where and when each job ran.
+func matrixOnServer(ctx context.Context, o matrix.Options, at lava.Served, srv lava.Server, out outputs) outcome {
+	end := out.progress.Step("matrix: %d cells as jobs on %s", len(o.Entries)*len(o.Arches), srv.URL)
+	cells := lava.MatrixOnServer(ctx, o, at, srv, 3*time.Second, func(format string, args ...any) {
+		fmt.Fprintf(out.progress.Always(), "lava: "+format+"\n", args...)
+	})
+	end(nil)
+	if err := os.WriteFile(filepath.Join(o.Dir, lava.LabFile), []byte(lava.LabText(cells)), 0o644); err != nil {
+		fmt.Fprintf(out.stderr, "matrix: %v\n", err)
+	}
+	return printMatrix(o.Dir, lava.Cells(cells), out)
 }
 
 // matrixJobs writes the LAVA job of every cell instead of running it: a

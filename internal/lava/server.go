@@ -45,6 +45,10 @@ type JobState struct {
 	State  string `json:"state"`  // Submitted, Scheduling, Scheduled, Running, Canceling, Finished
 	Health string `json:"health"` // Unknown, Complete, Incomplete, Canceled
 	Device string `json:"actual_device"`
+	// Start and End are the server's times of the job on its device
+	// ("" until then), as its REST API gives them.
+	Start string `json:"start_time"`
+	End   string `json:"end_time"`
 }
 
 // Finished says whether the server is done with the job.

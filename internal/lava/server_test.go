@@ -11,6 +11,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/matrix"
+	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 )
 
 // A server that answers as LAVA's REST API does: a refusal keeps the
@@ -60,5 +64,32 @@ func TestServerAPI(t *testing.T) {
 	}
 	if _, err := srv.Job(ctx, 8); err == nil || !strings.Contains(err.Error(), "HTTP 4") {
 		t.Errorf("an unknown job: %v, want the server's refusal", err)
+	}
+}
+
+// A cell whose job the server cancels, or loses, has no verdict and says
+// why; one that ends is judged from the log the server kept.
+func TestCellOnServer(t *testing.T) {
+	h := http.NewServeMux()
+	h.HandleFunc("GET /api/v0.2/jobs/5/", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"id":5,"state":"Finished","health":"Canceled","actual_device":null,"start_time":null,"end_time":"2026-11-29T09:00:00Z"}`)
+	})
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	srv := Server{URL: ts.URL, Token: "T"}
+	ctx := context.Background()
+	job, err := onServer(ctx, nil, qemutest.Options{}, srv, 5, &Files{Dir: t.TempDir()}, time.Millisecond, func(JobState) {}, &matrix.Cell{})
+	var infra *qemutest.InfraError
+	if !errors.As(err, &infra) || !strings.Contains(err.Error(), "canceled job 5") || job.End == "" {
+		t.Errorf("a canceled job: %+v, %v; want no verdict naming the job", job, err)
+	}
+	_, err = onServer(ctx, nil, qemutest.Options{}, srv, 6, &Files{Dir: t.TempDir()}, time.Millisecond, func(JobState) {}, &matrix.Cell{})
+	if !errors.As(err, &infra) || !strings.Contains(err.Error(), "following job 6") {
+		t.Errorf("a job the server lost: %v; want no verdict naming the job", err)
+	}
+	cells := []LabCell{{Cell: matrix.Cell{Entry: "reference", Arch: arch.MustLookup("arm64")}, Job: JobState{ID: 5, State: "Finished", Health: "Complete", Device: "smct-qemu-02", Start: "a", End: "b"}},
+		{Cell: matrix.Cell{Entry: "debian-6.12", Arch: arch.MustLookup("x86_64")}}}
+	if got, want := LabText(cells), "reference-arm64: job 5 on smct-qemu-02, a to b, Finished Complete\ndebian-6.12-x86_64: no job\n"; got != want {
+		t.Errorf("lab.txt:\n%s\nwant\n%s", got, want)
 	}
 }

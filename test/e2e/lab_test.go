@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/lava"
 )
@@ -70,12 +72,12 @@ func needLab(t *testing.T) lava.Server {
 // The server route end to end: the job smct writes, submitted to a LAVA
 // server from Debian's packages whose qemu devices are rendered from the
 // stock template, followed, its log fetched through the API and judged,
-// gives qemu-test's verdict, closing line and exit status, for the
-// reference kernel and for a fault, on both arches.
+// gives qemu-test's verdict, closing line and exit status, for a fault on
+// both arches (the reference kernel's jobs are the lab matrix's, below).
 func TestLabServerGivesQemuTestsVerdict(t *testing.T) {
 	srv := needLab(t)
 	for _, a := range []string{"arm64", "x86_64"} {
-		for _, tc := range []struct{ name, fault string }{{"reference", ""}, {"fault", "ftrace_stackmap.faults=no_ebusy"}} {
+		for _, tc := range []struct{ name, fault string }{{"fault", "ftrace_stackmap.faults=no_ebusy"}} {
 			t.Run(a+"/"+tc.name, func(t *testing.T) {
 				args := []string{"-arch", a, "-seed", "4242", "-labels", "SM-RESET-01 || SM-NODE-01 || BASE-ONOFF-01"}
 				if tc.fault != "" {
@@ -131,4 +133,108 @@ func TestLabRefusesABadJob(t *testing.T) {
 	if bad.code != 2 || bad.last != "0 passed, 0 failed, 0 skipped" || !strings.Contains(bad.stdout, "NO VERDICT: ") {
 		t.Errorf("a job the server refused: exit %d, %q", bad.code, bad.last)
 	}
+}
+
+// A matrix on the lab: every cell a job, the lab's two devices running
+// them at once, gives the verdicts, table and KCIDB tests of the same
+// matrix made here.
+func TestLabMatrixIsTheLocalMatrix(t *testing.T) {
+	srv := needLab(t)
+	args := []string{"-images", "reference,debian-6.12", "-arches", "arm64,x86_64", "-seed", "4242",
+		"-labels", "SM-RESET-01 || SM-NODE-01 || BASE-ONOFF-01"}
+	local, err := runSmct(t, "matrix", args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lab, err := runSmct(t, "matrix", append(args, "-server", srv.URL, "-token", srv.Token)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lab.code != local.code || lab.last != local.last {
+		t.Fatalf("on the lab: exit %d, %q; here: exit %d, %q", lab.code, lab.last, local.code, local.last)
+	}
+	if got, want := matrixRows(lab.stdout), matrixRows(local.stdout); got != want || want == "" {
+		t.Errorf("the lab's table:\n%s\nhere:\n%s", got, want)
+	}
+	dir := matrixDir(t, lab.stdout)
+	labTxt, err := os.ReadFile(filepath.Join(dir, lava.LabFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("lab.txt:\n%s", labTxt)
+	if !overlapping(t, string(labTxt)) {
+		t.Errorf("no two jobs ran at once on two devices:\n%s", labTxt)
+	}
+	if kcidbTests(t, dir) != kcidbTests(t, matrixDir(t, local.stdout)) {
+		t.Errorf("the lab's kcidb.json has another count of tests than the local matrix's")
+	}
+}
+
+// matrixRows are a matrix table's cell rows, as smct matrix prints them.
+func matrixRows(stdout string) string {
+	var rows []string
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(l, "reference ") || strings.HasPrefix(l, "debian-6.12 ") {
+			rows = append(rows, strings.Join(strings.Fields(l), " "))
+		}
+	}
+	return strings.Join(rows, "\n")
+}
+
+// matrixDir is the matrix's directory its output names.
+func matrixDir(t *testing.T, stdout string) string {
+	for _, l := range strings.Split(stdout, "\n") {
+		if d, ok := strings.CutPrefix(l, "results: "); ok {
+			return strings.TrimSpace(d)
+		}
+	}
+	t.Fatalf("no results: line in\n%s", stdout)
+	return ""
+}
+
+// overlapping says whether two jobs of lab.txt ran on two devices at
+// once, by the server's own times.
+func overlapping(t *testing.T, labTxt string) bool {
+	type span struct {
+		device     string
+		start, end time.Time
+	}
+	var spans []span
+	for _, l := range strings.Split(strings.TrimSpace(labTxt), "\n") {
+		// "<cell>: job N on <device>, <start> to <end>, <state> <health>"
+		_, rest, _ := strings.Cut(l, " on ")
+		device, times, _ := strings.Cut(rest, ", ")
+		start, rest, _ := strings.Cut(times, " to ")
+		end, _, _ := strings.Cut(rest, ", ")
+		s, err1 := time.Parse(time.RFC3339Nano, start)
+		e, err2 := time.Parse(time.RFC3339Nano, end)
+		if err1 != nil || err2 != nil {
+			t.Logf("%q: no times (%v, %v)", l, err1, err2)
+			continue
+		}
+		spans = append(spans, span{device, s, e})
+	}
+	for i, a := range spans {
+		for _, b := range spans[i+1:] {
+			if a.device != b.device && a.start.Before(b.end) && b.start.Before(a.end) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// kcidbTests counts the tests of a matrix's kcidb.json.
+func kcidbTests(t *testing.T, dir string) int {
+	b, err := os.ReadFile(filepath.Join(dir, "kcidb.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Tests []json.RawMessage `json:"tests"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return len(doc.Tests)
 }
