@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/lava"
@@ -73,10 +74,16 @@ func matrixOnServer(ctx context.Context, o matrix.Options, at lava.Served, srv l
 		fmt.Fprintf(out.progress.Always(), "lava: "+format+"\n", args...)
 	})
 	end(nil)
-	if err := os.WriteFile(filepath.Join(o.Dir, lava.LabFile), []byte(lava.LabText(cells)), 0o644); err != nil {
+	text := lava.LabText(cells)
+	lab := filepath.Join(o.Dir, lava.LabFile)
+	if err := os.WriteFile(lab, []byte(text), 0o644); err != nil {
 		fmt.Fprintf(out.stderr, "matrix: %v\n", err)
 	}
-	return printMatrix(o.Dir, lava.Cells(cells), out)
+	done := printMatrix(o.Dir, lava.Cells(cells), out)
+	// What the lab's own times say a matrix costs, above the closing line.
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	done.body += fmt.Sprintf("lab:     %s\n%s\n", lab, lines[len(lines)-1])
+	return done
 }
 
 // matrixJobs writes the LAVA job of every cell instead of running it: a

@@ -126,7 +126,9 @@ func Cells(lab []LabCell) []matrix.Cell {
 // LabFile says where and when each cell's job ran on the server.
 const LabFile = "lab.txt"
 
-// LabText is a line per cell: its job, the device and the server's times.
+// LabText is a line per cell: its job, the device and the server's
+// times; then what the jobs cost by those times, and what a matrix of 50
+// trees on both arches would cost on as many devices.
 func LabText(cells []LabCell) string {
 	var b strings.Builder
 	for _, c := range cells {
@@ -137,5 +139,40 @@ func LabText(cells []LabCell) string {
 		fmt.Fprintf(&b, "%s: job %d on %s, %s to %s, %s %s\n", c.Name(), c.Job.ID, cmp.Or(c.Job.Device, "no device"),
 			cmp.Or(c.Job.Start, "-"), cmp.Or(c.Job.End, "-"), c.Job.State, c.Job.Health)
 	}
-	return b.String()
+	return b.String() + labCost(cells)
+}
+
+// labCost sums the jobs up by the server's times: how many ran, on how
+// many devices, from the first start to the last end, the mean job; and
+// from those, 100 jobs (50 trees × 2 arches) on as many devices.
+func labCost(cells []LabCell) string {
+	devices := map[string]bool{}
+	var first, last time.Time
+	var sum time.Duration
+	n := 0
+	for _, c := range cells {
+		s, err1 := time.Parse(time.RFC3339Nano, c.Job.Start)
+		e, err2 := time.Parse(time.RFC3339Nano, c.Job.End)
+		if err1 != nil || err2 != nil || c.Job.Device == "" {
+			continue
+		}
+		n++
+		devices[c.Job.Device] = true
+		sum += e.Sub(s)
+		if first.IsZero() || s.Before(first) {
+			first = s
+		}
+		if e.After(last) {
+			last = e
+		}
+	}
+	if n == 0 {
+		return "no job ran on a device\n"
+	}
+	mean := sum / time.Duration(n)
+	k := len(devices)
+	return fmt.Sprintf("%d jobs on %d devices, %s from the first start to the last end, %s a job on average; "+
+		"50 trees x 2 arches (100 jobs) would take about %s on %d devices, %s on 10\n",
+		n, k, last.Sub(first).Round(time.Second), mean.Round(time.Second),
+		(100*mean/time.Duration(k)).Round(time.Minute), k, (100*mean/10).Round(time.Minute))
 }

@@ -87,9 +87,17 @@ func TestCellOnServer(t *testing.T) {
 	if !errors.As(err, &infra) || !strings.Contains(err.Error(), "following job 6") {
 		t.Errorf("a job the server lost: %v; want no verdict naming the job", err)
 	}
-	cells := []LabCell{{Cell: matrix.Cell{Entry: "reference", Arch: arch.MustLookup("arm64")}, Job: JobState{ID: 5, State: "Finished", Health: "Complete", Device: "smct-qemu-02", Start: "a", End: "b"}},
+	finished := func(id int, device, start, end string) JobState {
+		return JobState{ID: id, State: "Finished", Health: "Complete", Device: device, Start: start, End: end}
+	}
+	cells := []LabCell{{Cell: matrix.Cell{Entry: "reference", Arch: arch.MustLookup("arm64")}, Job: finished(5, "smct-qemu-02", "2026-11-29T09:00:00Z", "2026-11-29T09:01:00Z")},
+		{Cell: matrix.Cell{Entry: "reference", Arch: arch.MustLookup("x86_64")}, Job: finished(6, "smct-qemu-01", "2026-11-29T09:00:30Z", "2026-11-29T09:02:30Z")},
 		{Cell: matrix.Cell{Entry: "debian-6.12", Arch: arch.MustLookup("x86_64")}}}
-	if got, want := LabText(cells), "reference-arm64: job 5 on smct-qemu-02, a to b, Finished Complete\ndebian-6.12-x86_64: no job\n"; got != want {
+	want := "reference-arm64: job 5 on smct-qemu-02, 2026-11-29T09:00:00Z to 2026-11-29T09:01:00Z, Finished Complete\n" +
+		"reference-x86_64: job 6 on smct-qemu-01, 2026-11-29T09:00:30Z to 2026-11-29T09:02:30Z, Finished Complete\n" +
+		"debian-6.12-x86_64: no job\n" +
+		"2 jobs on 2 devices, 2m30s from the first start to the last end, 1m30s a job on average; 50 trees x 2 arches (100 jobs) would take about 1h15m0s on 2 devices, 15m0s on 10\n"
+	if got := LabText(cells); got != want {
 		t.Errorf("lab.txt:\n%s\nwant\n%s", got, want)
 	}
 }
