@@ -12,9 +12,13 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/kernellog"
@@ -259,13 +263,41 @@ func (r Row) mustPass() bool {
 }
 
 // Run boots the kernel of base once without faults and once per fault.
+// The kernel without faults is booted first, alone (it prepares what every
+// row shares); then the rows run side by side, one per CPU, each one boot
+// at a time, so that a row of one boot does not leave a CPU idle (base's
+// LANES=, when given, is each row's instead). Rows come back in order.
 func Run(ctx context.Context, base qemutest.Options, faults []Fault, progress io.Writer) []Row {
 	var rn qemutest.Runner // one kernel for every run: probed for KVM once
-	rows := []Row{boot(ctx, &rn, base, Fault{}, progress)}
-	for _, f := range faults {
-		rows = append(rows, boot(ctx, &rn, base, f, progress))
+	rows := make([]Row, len(faults)+1)
+	rows[0] = boot(ctx, &rn, base, Fault{}, progress)
+	side := base
+	if side.Lanes == 0 {
+		side.Lanes = 1
 	}
+	var g errgroup.Group
+	g.SetLimit(max(1, runtime.NumCPU()/side.Lanes))
+	var said sync.Mutex
+	for i, f := range faults {
+		g.Go(func() error {
+			rows[i+1] = boot(ctx, &rn, side, f, lockedWriter{&said, progress})
+			return nil
+		})
+	}
+	g.Wait()
 	return rows
+}
+
+// lockedWriter is one writer rows running side by side share.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 func boot(ctx context.Context, rn *qemutest.Runner, o qemutest.Options, f Fault, progress io.Writer) Row {

@@ -74,8 +74,6 @@ func (o Options) lanes(plans int) int {
 	return max(1, min(n, plans))
 }
 
-// memoryLanes is how many guests of mem (QEMU's -m, megabytes, 512 when
-// empty) and QEMU's own overhead fit in the memory available now.
 // minGuestMB is the least memory a guest runs the suite in: the kernel,
 // the initramfs (about 15 MB) unpacked beside its cpio, the suite and the
 // ring buffers of its specs.
@@ -111,6 +109,8 @@ func MemMB(mem string) (int, error) {
 	return n, nil
 }
 
+// memoryLanes is how many guests of mem (QEMU's -m, megabytes, 512 when
+// empty) and QEMU's own overhead fit in the memory available now.
 func memoryLanes(mem string) int {
 	guest := 512
 	if v, err := MemMB(mem); err == nil && v > 0 {
