@@ -181,7 +181,7 @@ var _ = ReportAfterSuite("live reports", func(r Report) {
 	s := summarize(r)
 	summary = &s
 	if n, spent, held := Checkpoints(); n > 0 {
-		fmt.Printf("checkpoints: %d judged the always-true clauses in %.1fs; %d ids held to the stack their twin recorded\n", n, spent.Seconds(), held)
+		fmt.Println(contract.CheckpointsLine(n, spent, held))
 	}
 	if caseLines {
 		// The results of broken invariants end no spec: their case lines

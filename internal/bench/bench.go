@@ -48,6 +48,8 @@ const (
 	BootOverhead = 0.4
 	// The initramfs built with nothing in Go's cache, as on a fresh machine.
 	ColdInitramfs = 60.0
+	// What the invariant oracle's checkpoints may cost of the warm run.
+	OracleShare = 0.20
 )
 
 // Options say what to measure.
@@ -181,6 +183,19 @@ func (m *measure) seconds(name string, xs []float64) float64 {
 	return v
 }
 
+// oracle says what the checkpoints cost: each boot's, on the guest's
+// clock, and all of them shared over the run's lanes against the warm
+// run (OracleShare).
+func (m *measure) oracle(name string, last *results.Result, checks map[string][]float64, all []float64) {
+	for _, b := range last.Boots {
+		if b.Boot != nil {
+			m.seconds(name+" boot "+b.Plan.Name+", its checkpoints (guest clock)", checks[b.Plan.Name])
+		}
+	}
+	spent := m.seconds(fmt.Sprintf("%s checkpoints, all boots over %d lanes (guest clock)", name, max(1, last.Lanes)), all)
+	m.r.Targets = append(m.r.Targets, target(fmt.Sprintf("%s checkpoints <= %.0f%% of the warm run", name, 100*OracleShare), spent, m.alone[name], OracleShare))
+}
+
 // arch times warm runs of one arch, the floor of each boot they made, and
 // its initramfs builds.
 func (m *measure) arch(ctx context.Context, a arch.Arch) error {
@@ -193,7 +208,8 @@ func (m *measure) arch(ctx context.Context, a arch.Arch) error {
 		return err
 	}
 	var total []float64
-	boots, specs, guestTimes := map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
+	boots, specs, guestTimes, checks := map[string][]float64{}, map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
+	var checksAll []float64
 	var last *results.Result
 	for i := range o.Reps {
 		end := o.Progress.Step("%s: qemu-test %d/%d", name, i+1, o.Reps)
@@ -204,10 +220,17 @@ func (m *measure) arch(ctx context.Context, a arch.Arch) error {
 			return err
 		}
 		total = append(total, time.Since(start).Seconds())
+		all := 0.0
 		for _, b := range res.Boots {
 			if b.Boot == nil {
 				continue
 			}
+			c, err := checkpointSeconds(res, b)
+			if err != nil {
+				return fmt.Errorf("%s: %v", name, err)
+			}
+			checks[b.Plan.Name] = append(checks[b.Plan.Name], c)
+			all += c
 			boots[b.Plan.Name] = append(boots[b.Plan.Name], b.Boot.Duration.Seconds())
 			times, err := guestParts(res, b)
 			if err != nil {
@@ -219,8 +242,10 @@ func (m *measure) arch(ctx context.Context, a arch.Arch) error {
 			}
 		}
 		last = res
+		checksAll = append(checksAll, all/float64(max(1, res.Lanes)))
 	}
 	m.alone[name] = m.seconds(name+" qemu-test, warm", total)
+	m.oracle(name, last, checks, checksAll)
 	if err := m.floor(ctx, a, last, boots, specs); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/ftrace-stackmap/conformance/initramfs/guest"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 )
 
@@ -52,4 +53,14 @@ func guestParts(res *results.Result, b results.BootResult) (map[string]float64, 
 		out[p.name] = to - from
 	}
 	return out, nil
+}
+
+// checkpointSeconds is what a made boot's checkpoints cost on the guest's
+// clock, from the line its suite printed on the console.
+func checkpointSeconds(res *results.Result, b results.BootResult) (float64, error) {
+	console, err := os.ReadFile(filepath.Join(res.Dir, "boots", b.Plan.Name, "console.log"))
+	if err != nil {
+		return 0, fmt.Errorf("boot %s: its console: %v", b.Plan.Name, err)
+	}
+	return contract.CheckpointsSeconds(console), nil
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // contractFile is the project's contract, relative to this package.
@@ -124,5 +125,16 @@ func TestPrefixedNamesTheBoot(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("boot %s: Prefixed = %q, want %q", plan.Name, got, want)
 		}
+	}
+}
+
+// What the suite prints of its checkpoints, the bench reads back.
+func TestCheckpointsLine(t *testing.T) {
+	console := []byte("x\n" + CheckpointsLine(45, 1234*time.Millisecond, 249) + "\ny\n")
+	if got := CheckpointsSeconds(console); got != 1.23 {
+		t.Errorf("CheckpointsSeconds = %v, want 1.23", got)
+	}
+	if got := CheckpointsSeconds([]byte("no checkpoints\n")); got != 0 {
+		t.Errorf("a console without the line: %v", got)
 	}
 }

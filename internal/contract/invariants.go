@@ -2,7 +2,13 @@
 
 package contract
 
-import "slices"
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"time"
+)
 
 // invariants are the clauses that hold in every state the kernel can be
 // in, not only in the one their requirement's spec makes: the suite judges
@@ -26,3 +32,22 @@ func Invariants() []string { return slices.Clone(invariants) }
 
 // IsInvariant says whether clause id holds in every state.
 func IsInvariant(id string) bool { return slices.Contains(invariants, id) }
+
+// CheckpointsLine is the line the suite prints when it ends, saying what
+// judging the invariants at its checkpoints cost it, on the guest's clock.
+func CheckpointsLine(n int, spent time.Duration, held int) string {
+	return fmt.Sprintf("checkpoints: %d judged the always-true clauses in %.2fs; %d ids held to the stack their twin recorded", n, spent.Seconds(), held)
+}
+
+var checkpointsLine = regexp.MustCompile(`(?m)^checkpoints: \d+ judged the always-true clauses in ([0-9.]+)s;`)
+
+// CheckpointsSeconds is what a boot's checkpoints cost, read from its
+// console (CheckpointsLine); 0 when it judged none.
+func CheckpointsSeconds(console []byte) float64 {
+	m := checkpointsLine.FindSubmatch(console)
+	if m == nil {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(string(m[1]), 64)
+	return v
+}
