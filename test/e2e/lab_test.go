@@ -202,7 +202,11 @@ func overlapping(t *testing.T, labTxt string) bool {
 	var spans []span
 	for _, l := range strings.Split(strings.TrimSpace(labTxt), "\n") {
 		// "<cell>: job N on <device>, <start> to <end>, <state> <health>"
-		_, rest, _ := strings.Cut(l, " on ")
+		_, rest, isJob := strings.Cut(l, ": job ")
+		if !isJob {
+			continue // the cost, said last
+		}
+		_, rest, _ = strings.Cut(rest, " on ")
 		device, times, _ := strings.Cut(rest, ", ")
 		start, rest, _ := strings.Cut(times, " to ")
 		end, _, _ := strings.Cut(rest, ", ")
