@@ -174,5 +174,5 @@ func labCost(cells []LabCell) string {
 	return fmt.Sprintf("%d jobs on %d devices, %s from the first start to the last end, %s a job on average; "+
 		"50 trees x 2 arches (100 jobs) would take about %s on %d devices, %s on 10\n",
 		n, k, last.Sub(first).Round(time.Second), mean.Round(time.Second),
-		(100*mean/time.Duration(k)).Round(time.Minute), k, (100*mean/10).Round(time.Minute))
+		(100 * mean / time.Duration(k)).Round(time.Minute), k, (100 * mean / 10).Round(time.Minute))
 }
