@@ -65,6 +65,7 @@ func judge(tfs *harness.TraceFS, ended bool, action string, args ...any) {
 	if problems := tr.shapes; len(problems) > 0 {
 		// A shape broken once says it; the rest would repeat it.
 		cp.Hold(shapeClause(problems[0].Owner), problems[0])
+		keepTraceAround(tr.text, problems[0].Line)
 	}
 
 	// The binary export first: when it is what the last checkpoint read,
@@ -116,6 +117,26 @@ func judge(tfs *harness.TraceFS, ended bool, action string, args ...any) {
 			cp.Hold(harness.Clause("SM-TRACE-01.4", ""), err)
 		}
 	}
+}
+
+// brokenTrace is the file that keeps, for the host, the lines of trace
+// around the first broken shape a checkpoint found in the boot.
+const brokenTrace = "trace-at-broken-shape.txt"
+
+var keptTrace bool
+
+// keepTraceAround keeps the lines of text before and after line (1-based),
+// once per boot: the checkpoint's message quotes one line, and a reader
+// needs what came before it to tell a kernel's fault from a reading of it.
+func keepTraceAround(text string, line int) {
+	if keptTrace || !harness.Capturing() {
+		return
+	}
+	keptTrace = true
+	lines := strings.Split(text, "\n")
+	from, to := max(0, line-300), min(len(lines), line+50)
+	harness.Capture(brokenTrace, []byte(fmt.Sprintf("# trace, lines %d to %d of %d; the broken shape is at line %d\n%s\n",
+		from+1, to, len(lines), line, strings.Join(lines[from:to], "\n"))))
 }
 
 // identity holds every id of trace that the running spec's twin recorded
