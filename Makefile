@@ -62,6 +62,7 @@ MEM     ?=
 QEMU_OPTS ?=
 KEEP    ?=
 LANES   ?=
+REPORTS ?=
 FTRACETEST ?=
 FTRACETEST_MATCH ?= stackmap
 REQUIRE ?=
@@ -118,7 +119,7 @@ qemu-test: smct
 		-ftracetest '$(FTRACETEST)' -ftracetest-match '$(FTRACETEST_MATCH)' -jobs '$(JOBS)' -accel '$(ACCEL)' \
 		-cpu '$(CPU)' -mem '$(MEM)' -qemu-opts '$(QEMU_OPTS)' $(if $(KEEP),-keep) $(if $(GUEST_SHELL),-shell) -lanes '$(or $(LANES),0)' \
 		-require-feature '$(REQUIRE)' -seed '$(SEED)' -exit-codes '$(EXIT_CODES)' $(if $(CLAIMS),-claims) -sanitize '$(SANITIZE)' \
-		-append '$(APPEND)'
+		-append '$(APPEND)' -reports '$(REPORTS)'
 
 # What the series claims (retention, pool memory, hot-path cost,
 # deduplication under contention), measured on one kernel.

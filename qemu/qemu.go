@@ -240,6 +240,23 @@ type Boot struct {
 	// added last.
 	Memory string
 	Extra  []string
+	// Reports, when set, gives the guest a virtio-serial port for bulk
+	// data, written to a host file that Run reads back.
+	Reports *Port
+}
+
+// Port is a virtio-serial port the guest finds by Name, whose bytes QEMU
+// writes to File.
+type Port struct {
+	Name, File string
+}
+
+// args are the QEMU options that give the guest the port.
+func (p *Port) args(bus string) []string {
+	// A comma in a chardev option is written twice.
+	file := strings.ReplaceAll(p.File, ",", ",,")
+	return []string{"-device", bus, "-chardev", "file,id=smct-reports,path=" + file,
+		"-device", "virtserialport,chardev=smct-reports,name=" + p.Name}
 }
 
 // Result is how a boot ended.
@@ -256,6 +273,8 @@ type Result struct {
 	Panic    string // the kernel's panic line, if it panicked
 	ExitCode int    // QEMU's own; says nothing about the tests
 	Stderr   string // QEMU's complaints, if any
+	// Reports is what the guest wrote on the boot's port (Boot.Reports).
+	Reports []byte
 }
 
 // CommandLine is the kernel command line of a boot.
@@ -284,6 +303,9 @@ func (b Boot) Args() []string {
 	args = append(args,
 		"-m", mem, "-smp", smp, "-nographic", "-no-reboot", "-nic", "none",
 		"-kernel", b.Kernel, "-initrd", b.Initrd, "-append", b.CommandLine())
+	if b.Reports != nil {
+		args = append(args, b.Reports.args(b.Machine.Arch.SerialBus)...)
+	}
 	return append(args, b.Extra...)
 }
 
@@ -381,6 +403,12 @@ func Run(ctx context.Context, b Boot) (*Result, error) {
 	res.Silent, res.Quiet, res.Reached = w.result()
 	if logErr = errors.Join(logErr, logf.Close()); logErr != nil {
 		return res, fmt.Errorf("%w: %w", ErrConsoleLog, logErr)
+	}
+	if b.Reports != nil {
+		// QEMU creates the file when it starts: none means it never did.
+		if res.Reports, err = os.ReadFile(b.Reports.File); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return res, fmt.Errorf("the reports' port: %w", err)
+		}
 	}
 	if res.Silent && res.Panic == "" {
 		return res, nil

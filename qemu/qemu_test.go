@@ -218,3 +218,17 @@ func TestKernelSilent(t *testing.T) {
 		}
 	}
 }
+
+func TestReportsPortIsOnTheMachinesBus(t *testing.T) {
+	for name, bus := range map[string]string{"arm64": "virtio-serial-device", "x86_64": "virtio-serial-pci"} {
+		b := Boot{Machine: MachineFor(arch.MustLookup(name)), Reports: &Port{Name: "p", File: "/r,1/f"}}
+		got := strings.Join(b.Args(), " ")
+		want := "-device " + bus + " -chardev file,id=smct-reports,path=/r,,1/f -device virtserialport,chardev=smct-reports,name=p"
+		if !strings.Contains(got, want) {
+			t.Errorf("%s: Args() = %q, want %q in it", name, got, want)
+		}
+	}
+	if got := strings.Join((Boot{Machine: MachineFor(arch.MustLookup("arm64"))}).Args(), " "); strings.Contains(got, "virtserialport") {
+		t.Errorf("a boot without Reports has a port: %q", got)
+	}
+}

@@ -128,6 +128,8 @@ var (
 		fs.Var((*words)(&o.QEMUOpts), "qemu-opts", "more QEMU options, added to every boot")
 		fs.BoolVar(&o.Keep, "keep", false, "keep each boot's initramfs and a rerun.sh that boots it again")
 		fs.IntVar(&o.Lanes, "lanes", 0, "boots made at a time (default: one per CPU, as memory allows)")
+		fs.Var(&o.Reports, "reports", "how the guest's reports reach this machine: port (a virtio-serial port, "+
+			"the default) or console (base64 on the serial console, as under LAVA)")
 		fs.Var((*quietLimit)(&o.BootQuiet), "boot-quiet", "the console's longest silence before the guest's init starts, "+
 			"past which a boot has hung (default: 20s under KVM, 1m under TCG, twice that for a debug kernel)")
 	}, check: func(r *request) error {

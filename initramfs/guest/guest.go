@@ -77,7 +77,15 @@ type RunConfig struct {
 	// LAVA job): the boot's kernel-log check and its verdict, which no
 	// spec's line gives.
 	CaseBoot string `json:"case_boot,omitempty"`
+	// ReportsPort names the virtio-serial port the host gave this boot
+	// for the frames (ReportsPortName); without one they go on the
+	// console, as they must where the console is all there is (LAVA).
+	ReportsPort string `json:"reports_port,omitempty"`
 }
+
+// ReportsPortName is the name of the port the host gives a boot for its
+// reports, as the guest's kernel lists it in /sys/class/virtio-ports.
+const ReportsPortName = "smct.reports"
 
 // VerdictFile is where the suite writes its specs' verdict as an exit
 // status (0, 1, or 2 without one) when the init asks (-smct.verdict-file):

@@ -42,6 +42,9 @@ type Arch struct {
 	// ConsoleConfig are the Kconfig options that give the kernel that
 	// console (and, on x86, the ACPI it powers off with).
 	ConsoleConfig []string
+	// SerialBus is QEMU's virtio-serial device on this machine, which the
+	// reports' port hangs on (virtio-mmio on virt, PCI on q35).
+	SerialBus string
 
 	// The guest's workload: an ELF executable for ELFMachine whose code is
 	// ExitGroup, machine code for exit_group(0).
@@ -55,6 +58,7 @@ var table = map[string]Arch{
 		KernelTarget: "Image", BootImage: "arch/arm64/boot/Image", SrcDir: "arm64",
 		QEMU: "qemu-system-aarch64", QEMUPkg: "qemu-system-arm", Machine: []string{"-M", "virt", "-cpu", "cortex-a57"}, QEMUUser: "qemu-aarch64",
 		Console: "ttyAMA0", EarlyCon: "pl011,0x9000000", ConsoleConfig: []string{"CONFIG_SERIAL_AMBA_PL011_CONSOLE"},
+		SerialBus: "virtio-serial-device",
 		ELFMachine: elf.EM_AARCH64, ExitGroup: []byte{
 			0x00, 0x00, 0x80, 0xd2, // mov x0, #0
 			0xc8, 0x0b, 0x80, 0xd2, // mov x8, #94 (exit_group)
@@ -66,6 +70,7 @@ var table = map[string]Arch{
 		KernelTarget: "bzImage", BootImage: "vmlinux", SrcDir: "x86", ELFNeedsPVH: true,
 		QEMU: "qemu-system-x86_64", QEMUPkg: "qemu-system-x86", Machine: []string{"-M", "q35", "-cpu", "qemu64"}, QEMUUser: "qemu-x86_64",
 		Console: "ttyS0", EarlyCon: "uart8250,io,0x3f8", ConsoleConfig: []string{"CONFIG_SERIAL_8250_CONSOLE", "CONFIG_ACPI"},
+		SerialBus: "virtio-serial-pci",
 		ELFMachine: elf.EM_X86_64, ExitGroup: []byte{
 			0xb8, 0xe7, 0x00, 0x00, 0x00, // mov eax, 231 (exit_group)
 			0x31, 0xff, // xor edi, edi

@@ -89,12 +89,17 @@ func WriteExit(w io.Writer, code int, sent []string) error {
 // Sender writes frames and keeps their names for the exit line's manifest.
 type Sender struct {
 	W    io.Writer
+	Raw  bool // W is a channel of its own: frames as they are (WriteRaw)
 	Sent []string
 }
 
 // Write sends one file as a frame and lists it.
 func (s *Sender) Write(name string, data []byte) error {
-	if err := Write(s.W, name, data); err != nil {
+	write := Write
+	if s.Raw {
+		write = WriteRaw
+	}
+	if err := write(s.W, name, data); err != nil {
 		return err
 	}
 	s.Sent = append(s.Sent, name)
@@ -176,12 +181,7 @@ type openFrame struct {
 // Decode scans a console log for frames and status lines.
 func Decode(r io.Reader) (*Capture, error) {
 	c := &Capture{Files: map[string][]byte{}, Damaged: map[string]error{}}
-	damaged := func(name string, err error) {
-		c.Problems = append(c.Problems, err)
-		if _, seen := c.Damaged[name]; !seen && name != "" {
-			c.Damaged[name] = err
-		}
-	}
+	damaged := c.damaged
 	var cur *openFrame
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/ftrace-stackmap/conformance/initramfs"
+	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/labels"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
@@ -76,10 +77,16 @@ func (r *run) bootHere(ctx context.Context, plan contract.BootPlan, filter label
 		defer os.Remove(initrd) // big, and rebuilt in well under a second
 	}
 	cfg, extra := o.runConfig(plan.Name, filter, st, r.res.Derived.Timeout)
+	if o.Reports.onPort() {
+		cfg.ReportsPort = guest.ReportsPortName
+	}
 	if err := initramfs.WithRunConfig(r.base, initrd, cfg, extra...); err != nil {
 		return nil, nil, failed("writing the run configuration", err)
 	}
 	res, console, err, werr := r.runBoot(ctx, r.qemuBoot(initrd, dir, plan), plan.Name, rep)
+	if !o.Keep {
+		os.Remove(filepath.Join(dir, portFile)) // its frames are kept as files
+	}
 	// For the reader; a file that cannot be written leaves no verdict.
 	if err != nil {
 		what := "boot " + plan.Name

@@ -3,7 +3,6 @@
 package qemutest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,7 +14,6 @@ import (
 	"github.com/ftrace-stackmap/conformance/initramfs"
 	"github.com/ftrace-stackmap/conformance/initramfs/guest"
 	"github.com/ftrace-stackmap/conformance/internal/claims"
-	"github.com/ftrace-stackmap/conformance/internal/consoleframe"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/progress"
 	"github.com/ftrace-stackmap/conformance/internal/results"
@@ -82,11 +80,17 @@ func (r *run) claimsBoot(ctx context.Context, pb claims.PlanBoot, rep *progress.
 	cfg := guest.RunConfig{Claims: true, TimeoutSeconds: max(1, int(guestTimeout(r.res.Derived.Timeout).Seconds())),
 		Args: []string{"-smct.claims=" + strings.Join(pb.Parts, ","), "-smct.workload=" + guest.WorkloadPath,
 			"-smct.claims-out=" + filepath.Join(guest.CaptureDir, claims.SampleFile)}}
+	if r.o.Reports.onPort() {
+		cfg.ReportsPort = guest.ReportsPortName
+	}
 	if err := initramfs.WithRunConfig(r.base, initrd, cfg); err != nil {
 		b.Error = "writing the run configuration: " + err.Error()
 		return b, nil
 	}
 	res, console, err, werr := r.runBoot(ctx, r.qemuBoot(initrd, dir, plan), plan.Name, rep)
+	if !r.o.Keep {
+		os.Remove(filepath.Join(dir, portFile))
+	}
 	if err == nil {
 		// As a conformance boot leaves them: how to make it again.
 		werr = errors.Join(werr, r.keepCommand(dir, plan.Name, res))
@@ -119,7 +123,7 @@ func readSample(console []byte, log string, boot *qemu.Result) (map[string][]byt
 	if how := deathOf(boot); how != "" {
 		return nil, nil, fmt.Errorf("%s (see %s)", how, log)
 	}
-	c, err := consoleframe.Decode(bytes.NewReader(console))
+	c, err := decode(console, boot)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading %s: %v", log, err)
 	}

@@ -200,8 +200,50 @@ func (o Options) kernelArgs(plan contract.BootPlan, d results.Derived) []string 
 // saved in dir.
 func (r *run) qemuBoot(initrd, dir string, plan contract.BootPlan) qemu.Boot {
 	o, d := r.o, r.res.Derived
-	return qemu.Boot{Machine: r.m, Kernel: r.kernel, Initrd: initrd, Append: o.kernelArgs(plan, d), CPUs: plan.CPUs,
+	b := qemu.Boot{Machine: r.m, Kernel: r.kernel, Initrd: initrd, Append: o.kernelArgs(plan, d), CPUs: plan.CPUs,
 		Timeout: d.Timeout, ConsoleLog: filepath.Join(dir, "console.log"), Echo: o.Echo,
 		EarlyConsole: len(plan.Append) > 0, Started: guest.StartMarker, BootQuiet: r.bootQuiet, RunQuiet: runQuiet(len(d.Debug) > 0),
 		Memory: o.Mem, Extra: o.QEMUOpts}
+	if o.Reports.onPort() {
+		b.Reports = &qemu.Port{Name: guest.ReportsPortName, File: filepath.Join(dir, portFile)}
+	}
+	return b
 }
+
+// Reports is how a boot's frames reach this machine when smct boots the
+// guest itself. A runner elsewhere (LAVA) has only the console.
+type Reports string
+
+const (
+	// ReportsOnPort: a virtio-serial port to a file, the bytes as they are
+	// (the default): the console keeps the human log and the exit line.
+	ReportsOnPort Reports = "port"
+	// ReportsOnConsole: base64 on the serial console, as under LAVA.
+	ReportsOnConsole Reports = "console"
+)
+
+func (r Reports) onPort() bool { return r != ReportsOnConsole }
+
+// Set reads REPORTS= (a flag's value).
+func (r *Reports) Set(s string) error {
+	switch Reports(s) {
+	case "", ReportsOnPort:
+		*r = ReportsOnPort
+	case ReportsOnConsole:
+		*r = ReportsOnConsole
+	default:
+		return fmt.Errorf("%q: want port or console", s)
+	}
+	return nil
+}
+
+func (r Reports) String() string {
+	if r == "" {
+		return string(ReportsOnPort)
+	}
+	return string(r)
+}
+
+// portFile is where QEMU writes what the guest sends on the reports'
+// port, in the boot's directory; read back, then removed unless KEEP=1.
+const portFile = "reports-port.bin"

@@ -53,7 +53,7 @@ func (c *Carried) KernelLog() ([]byte, bool) {
 // capture, a cut kernel log) leaves an intact report trusted, and is
 // named in Lost.
 func Judge(console []byte, log, name string, boot *qemu.Result) (*Carried, error) {
-	c, err := consoleframe.Decode(bytes.NewReader(console))
+	c, err := decode(console, boot)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", log, err)
 	}
@@ -79,6 +79,16 @@ func Judge(console []byte, log, name string, boot *qemu.Result) (*Carried, error
 	}
 	out.Reports = reports
 	return out, nil
+}
+
+// decode reads a boot's frames: those on its console, and those on its
+// reports' port when it had one.
+func decode(console []byte, boot *qemu.Result) (*consoleframe.Capture, error) {
+	c, err := consoleframe.Decode(bytes.NewReader(console))
+	if err == nil && boot != nil {
+		c.AddPort(boot.Reports)
+	}
+	return c, err
 }
 
 // keepFiles writes the files the guest's frames carried into dir, for the

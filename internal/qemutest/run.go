@@ -42,6 +42,7 @@ type Options struct {
 	QEMUOpts   []string           // QEMU_OPTS=: added to every QEMU command
 	Keep       bool               // KEEP=1: keep each boot's initramfs and a rerun.sh that boots it again
 	Lanes      int                // LANES=: boots made at a time; 0 means one per CPU, as memory allows
+	Reports    Reports            // REPORTS=: how the guest's frames reach this machine
 	// BootQuiet is BOOT_QUIET=: the console's longest silence before the
 	// guest's init starts; 0 scales it to the accelerator and the kernel
 	// (preInitQuiet).

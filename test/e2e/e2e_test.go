@@ -634,3 +634,39 @@ func reportsAgree(t *testing.T, r runOut) {
 var ktapResult = regexp.MustCompile(`^(ok|not ok) \d+ [a-z0-9-]+\.[A-Za-z0-9+-]+( # .*)?$`)
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+// The reports' two transports (a virtio-serial port, the console as under
+// LAVA) give a boot plan the same verdicts, spec by spec, on a failing
+// kernel: a v3 kernel under the v4 profile.
+func TestBothReportTransportsGiveTheSameVerdicts(t *testing.T) {
+	needBoots(t)
+	verdicts := map[string][]string{}
+	for _, how := range []string{"port", "console"} {
+		r := qemuTest(t, "-arch", "arm64", "-append", "ftrace_stackmap.profile=v3", "-seed", "7", "-reports", how)
+		if r.code != 1 {
+			t.Fatalf("-reports %s: exit %d, want 1 (the v3 kernel fails under v4)", how, r.code)
+		}
+		run := filepath.Join(r.results, "latest")
+		ktap, err := os.ReadFile(filepath.Join(run, "ktap.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(ktap), "\n") {
+			if s := strings.TrimSpace(l); strings.HasPrefix(s, "ok ") || strings.HasPrefix(s, "not ok ") {
+				verdicts[how] = append(verdicts[how], s)
+			}
+		}
+		verdicts[how] = append(verdicts[how], r.last)
+		// The port run's frames are off its console, the other's on it.
+		console, err := os.ReadFile(filepath.Join(run, "boots", "default", "console.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if on := strings.Contains(string(console), "SMCT-FRAME-BEGIN"); on != (how == "console") {
+			t.Fatalf("-reports %s: frames on the console: %v", how, on)
+		}
+	}
+	if len(verdicts["port"]) < 50 || !slices.Equal(verdicts["port"], verdicts["console"]) {
+		t.Fatalf("the transports disagree:\nport:    %q\nconsole: %q", verdicts["port"], verdicts["console"])
+	}
+}
