@@ -11,6 +11,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/bench"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/flagvalue"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 )
 
@@ -30,8 +31,8 @@ var benchCmd = command{
 		fs.StringVar(&o.Image, "image", "", "images.lock entry timed per arch (default: the lock's default)")
 		fs.IntVar(&o.Reps, "reps", 3, "repetitions of each measurement; figures are medians")
 		matrixImages := fs.String("matrix-images", "", "entries of the matrix timed for throughput (default: the debian ones; \"none\" to skip)")
-		fs.Var((*seriesArg)(&o.WalkSeries), "walk-series", "a series (as make review takes it) whose walk is timed too")
-		fs.Var((*userPath)(&o.WalkTree), "walk-tree", "the tree -walk-series applies on")
+		fs.Var((*flagvalue.Series)(&o.WalkSeries), "walk-series", "a series (as make review takes it) whose walk is timed too")
+		fs.Var((*flagvalue.Path)(&o.WalkTree), "walk-tree", "the tree -walk-series applies on")
 		fs.Var(&o.WalkArch, "walk-arch", "the arch the walk is timed on")
 		return func(ctx context.Context, r *request, out outputs) outcome {
 			o.Base, o.Arches, o.Progress, o.Notes = r.run, r.arches, out.progress, out.stderr

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/ftrace-stackmap/conformance/internal/claims"
+	"github.com/ftrace-stackmap/conformance/internal/flagvalue"
 	"github.com/ftrace-stackmap/conformance/internal/page"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
@@ -29,7 +30,7 @@ var claimsCmd = command{
 	flags: func(fs *flag.FlagSet, r *request) runFunc {
 		r.run.Kind = "claims"
 		var sample string
-		fs.Var((*userPath)(&sample), "sample", "judge a sample the suite binary took on a device (suites.test -smct.claims=all) instead of booting")
+		fs.Var((*flagvalue.Path)(&sample), "sample", "judge a sample the suite binary took on a device (suites.test -smct.claims=all) instead of booting")
 		return func(ctx context.Context, r *request, out outputs) outcome {
 			if sample != "" {
 				return judgeSample(sample)

@@ -6,15 +6,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/url"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
+	"github.com/ftrace-stackmap/conformance/internal/flagvalue"
 	"github.com/ftrace-stackmap/conformance/internal/kernels"
 	"github.com/ftrace-stackmap/conformance/internal/labels"
 	"github.com/ftrace-stackmap/conformance/internal/lava"
@@ -28,9 +25,9 @@ type request struct {
 	run       qemutest.Options
 	arches    arch.List // -arches
 	exitCodes report.ExitCodes
-	args      []string    // after the flags, for a command that takes them
-	notify    httpURL     // -notify of a LAVA job
-	server    lava.Server // -server and -token: a LAVA server to run on
+	args      []string          // after the flags, for a command that takes them
+	notify    flagvalue.HTTPURL // -notify of a LAVA job
+	server    lava.Server       // -server and -token: a LAVA server to run on
 }
 
 // group is flags several commands share, as kunit.py shares its build,
@@ -66,15 +63,15 @@ var (
 	// lock entry.
 	kernelGroup = group{name: "kernel", add: func(fs *flag.FlagSet, r *request) {
 		o := &r.run
-		fs.Var((*userPath)(&o.Kernel), "kernel", "kernel image to boot (overrides -image)")
-		fs.Var((*userPath)(&o.Tree), "tree", "kernel source tree to build with the suite's config fragments and boot (overrides -image)")
+		fs.Var((*flagvalue.Path)(&o.Kernel), "kernel", "kernel image to boot (overrides -image)")
+		fs.Var((*flagvalue.Path)(&o.Tree), "tree", "kernel source tree to build with the suite's config fragments and boot (overrides -image)")
 		fs.StringVar(&o.Image, "image", o.Image, "images.lock entry to boot (default: the lock's default)")
 	}, check: func(r *request) error { return kernels.CheckChoice(r.run.Choice, r.run.LockFile) }}
 
 	// buildGroup is how kernels are found and built here: every command
 	// that resolves or builds a kernel has it.
 	buildGroup = group{name: "build", add: func(fs *flag.FlagSet, r *request) {
-		fs.Var((*userPath)(&r.run.LockFile), "lock", "the image lock file (default: the project's images.lock)")
+		fs.Var((*flagvalue.Path)(&r.run.LockFile), "lock", "the image lock file (default: the project's images.lock)")
 		fs.IntVar(&r.run.Jobs, "jobs", 0, "make -j for a kernel built here (default: one per CPU)")
 		fs.Var(&r.run.Lane, "sanitize", "1: the sanitized lane, a kernel built with the tree's kernel/configs/debug.config and kernel/config/sanitize.config too (KASAN, lockdep, UBSAN, kmemleak), cached apart; a KERNEL= must have KASAN on in its config")
 	}, check: func(r *request) error {
@@ -93,7 +90,7 @@ var (
 	// specGroup is which specs run, in which order.
 	specGroup = group{name: "spec", add: func(fs *flag.FlagSet, r *request) {
 		fs.Var((*labelFilter)(&r.run.Labels), "labels", "Ginkgo label filter, e.g. 'SM-RESET-01 || baseline'")
-		fs.Var((*seed)(&r.run.Seed), "seed", "Ginkgo's random seed for the spec order (default: chosen per run, printed)")
+		fs.Var((*flagvalue.Seed)(&r.run.Seed), "seed", "Ginkgo's random seed for the spec order (default: chosen per run, printed)")
 		fs.DurationVar(&r.run.Torture, "torture", time.Minute, "how long the torture boot's actors run (LABELS=torture; make torture DURATION=)")
 	}, check: func(r *request) error {
 		if r.run.Torture <= 0 {
@@ -114,7 +111,7 @@ var (
 		fs.StringVar(&o.Accel, "accel", "", "kvm or tcg (default: kvm when /dev/kvm works and the guest is the host's arch)")
 		fs.StringVar(&o.CPU, "cpu", "", "QEMU -cpu instead of the machine's (e.g. max: pointer authentication on arm64)")
 		fs.StringVar(&o.Mem, "mem", "", "QEMU -m, megabytes (default 512)")
-		fs.Var((*words)(&o.BootArgs), "append", "extra kernel command line words (a fault switch of the reference kernel, say)")
+		fs.Var((*flagvalue.Words)(&o.BootArgs), "append", "extra kernel command line words (a fault switch of the reference kernel, say)")
 	}, check: func(r *request) error {
 		if r.run.Timeout <= 0 {
 			return fmt.Errorf("-timeout %v: want a duration above 0, such as 5m", r.run.Timeout)
@@ -125,12 +122,12 @@ var (
 	// hereGroup is how boots are made on this machine.
 	hereGroup = group{name: "here", add: func(fs *flag.FlagSet, r *request) {
 		o := &r.run
-		fs.Var((*words)(&o.QEMUOpts), "qemu-opts", "more QEMU options, added to every boot")
+		fs.Var((*flagvalue.Words)(&o.QEMUOpts), "qemu-opts", "more QEMU options, added to every boot")
 		fs.BoolVar(&o.Keep, "keep", false, "keep each boot's initramfs and a rerun.sh that boots it again")
 		fs.IntVar(&o.Lanes, "lanes", 0, "boots made at a time (default: one per CPU, as memory allows)")
 		fs.Var(&o.Reports, "reports", "how the guest's reports reach this machine: port (a virtio-serial port, "+
 			"the default) or console (base64 on the serial console, as under LAVA)")
-		fs.Var((*quietLimit)(&o.BootQuiet), "boot-quiet", "the console's longest silence before the guest's init starts, "+
+		fs.Var((*flagvalue.Quiet)(&o.BootQuiet), "boot-quiet", "the console's longest silence before the guest's init starts, "+
 			"past which a boot has hung (default: 20s under KVM, 1m under TCG, twice that for a debug kernel)")
 	}, check: func(r *request) error {
 		if r.run.Lanes < 0 {
@@ -169,7 +166,7 @@ var (
 
 	// resultsGroup is where run directories go.
 	resultsGroup = group{name: "results", add: func(fs *flag.FlagSet, r *request) {
-		fs.Var((*userPath)(&r.run.ResultsDir), "results", "where run directories go (default: the project's results/)")
+		fs.Var((*flagvalue.Path)(&r.run.ResultsDir), "results", "where run directories go (default: the project's results/)")
 	}}
 
 	// exitGroup is the exit status convention: every command has it, and
@@ -199,102 +196,6 @@ func (f *labelFilter) Set(v string) error {
 	if err := (*labels.Filter)(f).Set(v); err != nil {
 		return fmt.Errorf("LABELS=%q: %v", v, report.OneLine(errors.Unwrap(err).Error()))
 	}
-	return nil
-}
-
-// userPath is a path the user typed: absolute from where the user stands,
-// as any command line tool reads it. Paths left at their defaults are the
-// project's (workplace).
-type userPath string
-
-func (p *userPath) String() string { return string(*p) }
-
-func (p *userPath) Set(v string) error {
-	if v == "" {
-		*p = "" // a make variable left empty
-		return nil
-	}
-	abs, err := filepath.Abs(v)
-	*p = userPath(abs)
-	return err
-}
-
-// httpURL is a URL a LAVA server posts to: http or https, with a host,
-// checked as the flag is parsed.
-type httpURL string
-
-func (u *httpURL) String() string { return string(*u) }
-
-func (u *httpURL) Set(v string) error {
-	if p, err := url.Parse(v); v != "" && (err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "") {
-		return fmt.Errorf("want an http:// or https:// URL")
-	}
-	*u = httpURL(v)
-	return nil
-}
-
-// seriesArg is a series as make review takes it: an mbox (a path, made
-// absolute as userPath does), a message-id or a git range (kept as given).
-type seriesArg string
-
-func (s *seriesArg) String() string { return string(*s) }
-
-func (s *seriesArg) Set(v string) error {
-	if _, err := os.Stat(v); err == nil {
-		return (*userPath)(s).Set(v)
-	}
-	*s = seriesArg(v)
-	return nil
-}
-
-// words is a list of words given as one string (QEMU_OPTS=, -append).
-type words []string
-
-func (w *words) String() string { return strings.Join(*w, " ") }
-
-func (w *words) Set(v string) error {
-	*w = strings.Fields(v)
-	return nil
-}
-
-// seed is Ginkgo's seed: positive, or "" (SEED= left empty) to choose one.
-type seed int64
-
-func (s *seed) String() string { return strconv.FormatInt(int64(*s), 10) }
-
-func (s *seed) Set(v string) error {
-	if v == "" {
-		return nil
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n <= 0 {
-		return fmt.Errorf("want a positive number")
-	}
-	*s = seed(n)
-	return nil
-}
-
-// quietLimit is a silence limit: a duration above 0, or "" (BOOT_QUIET=
-// left empty) to let the run choose it.
-type quietLimit time.Duration
-
-func (q *quietLimit) String() string {
-	if *q == 0 {
-		return ""
-	}
-	return time.Duration(*q).String()
-}
-
-func (q *quietLimit) Set(v string) error {
-	if v == "" {
-		*q = 0
-		return nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		return fmt.Errorf("want a duration above 0, such as 90s, or nothing to scale it to the accelerator and the kernel")
-	}
-	*q = quietLimit(d)
 	return nil
 }
 

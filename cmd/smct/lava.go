@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/ftrace-stackmap/conformance/internal/flagvalue"
 	"github.com/ftrace-stackmap/conformance/internal/lava"
 	"github.com/ftrace-stackmap/conformance/internal/matrix"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
@@ -80,14 +81,14 @@ var lavaResultsCmd = command{
 	flags: func(fs *flag.FlagSet, r *request) runFunc {
 		var logs []string
 		fs.Func("log", "LAVA's log of a job: lava-run's stderr, a LAVA server's log of the job, or its notify callback's data (or give them as arguments)", func(v string) error {
-			var p userPath
+			var p flagvalue.Path
 			err := p.Set(v)
 			logs = append(logs, string(p))
 			return err
 		})
 		return func(ctx context.Context, r *request, out outputs) outcome {
 			for _, v := range r.args {
-				var p userPath
+				var p flagvalue.Path
 				if err := p.Set(v); err != nil {
 					return refuseAt(out, "lava-results", err)
 				}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/ftrace-stackmap/conformance/internal/flagvalue"
 	"github.com/ftrace-stackmap/conformance/internal/qemutest"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/internal/results/report"
@@ -23,7 +24,7 @@ var qemuTestCmd = command{
 	prunes: true,
 	flags: func(fs *flag.FlagSet, r *request) runFunc {
 		o := &r.run
-		fs.Var((*userPath)(&o.FtraceDir), "ftracetest", "a kernel tree's tools/testing/selftests/ftrace: run its ftracetest in the default boot too")
+		fs.Var((*flagvalue.Path)(&o.FtraceDir), "ftracetest", "a kernel tree's tools/testing/selftests/ftrace: run its ftracetest in the default boot too")
 		fs.StringVar(&o.FtraceMatch, "ftracetest-match", results.DefaultFtraceMatch, "run the .tc files whose path contains this")
 		echo := fs.Bool("console", false, "copy the guest console to stderr as it arrives")
 		shell := fs.Bool("shell", false, "boot to a shell in the guest instead of the suite, the terminal attached")

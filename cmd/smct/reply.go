@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ftrace-stackmap/conformance/internal/flagvalue"
 	"github.com/ftrace-stackmap/conformance/internal/reply"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 )
@@ -22,11 +23,11 @@ var replyCmd = command{
 	about:  "print a run's or a walk's reply.eml and the git send-email command that sends it (nothing is sent)",
 	groups: []group{resultsGroup, exitGroup},
 	flags: func(fs *flag.FlagSet, r *request) runFunc {
-		var run userPath
+		var run flagvalue.Path
 		fs.Var(&run, "run", "the run's or the walk's directory (default: latest under -results)")
 		return func(ctx context.Context, r *request, out outputs) outcome {
 			if run == "" {
-				run = userPath(filepath.Join(r.run.ResultsDir, "latest"))
+				run = flagvalue.Path(filepath.Join(r.run.ResultsDir, "latest"))
 			}
 			dir, err := filepath.EvalSymlinks(string(run))
 			if err != nil {

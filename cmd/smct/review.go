@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/ftrace-stackmap/conformance/internal/flagvalue"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/internal/review"
 )
@@ -22,8 +23,8 @@ var reviewCmd = command{
 	groups: []group{archesGroup, buildGroup, profileGroup, specGroup, bootGroup, hereGroup, resultsGroup, claimsGroup, exitGroup},
 	prunes: true,
 	flags: func(fs *flag.FlagSet, r *request) runFunc {
-		var series, against seriesArg
-		var tree userPath
+		var series, against flagvalue.Series
+		var tree flagvalue.Path
 		fs.Var(&series, "series", "the series: an mbox file, a message-id, or a git range base..head of -tree")
 		fs.Var(&against, "against", "another version of the series to compare with (same forms)")
 		fs.Var(&tree, "tree", "the kernel source tree (a git repository) the series applies on")

@@ -138,7 +138,8 @@ const (
 	StageSpecs     = "specs"      // the specs start
 	StageReport    = "report"     // the specs are done; the suite writes its report
 	StageSuiteExit = "suite-exit" // the init sees the suite exit
-	StageFramed    = "framed"     // the reports are on the console; the kernel log is next
+	StageFramed    = "framed"     // the reports are sent; the kernel's checkers are next
+	StageChecked   = "checked"    // kmemleak has scanned, where it runs; the kernel log is next
 )
 
 // The kernel's own lines that mark a stage.

@@ -163,12 +163,7 @@ func run(console *os.File, frames *consoleframe.Sender, cases *ownCases) (int, e
 	guest.Mark(guest.StageSuiteExec)
 	err = cmd.Run()
 	guest.Mark(guest.StageSuiteExit)
-	if guest.HasKmemleak() {
-		// kmemleak reports nothing younger than its minimum age: wait it
-		// out, so that the last spec's leaks show too.
-		time.Sleep(guest.KmemleakMinAge * time.Second)
-		scanLeaks("after the suite")
-	}
+	exited := time.Now()
 	code := cmd.ProcessState.ExitCode()
 	var exitErr *exec.ExitError
 	if ctx.Err() != nil {
@@ -212,6 +207,14 @@ func run(console *os.File, frames *consoleframe.Sender, cases *ownCases) (int, e
 		}
 	}
 	guest.Mark(guest.StageFramed)
+	if guest.HasKmemleak() {
+		// kmemleak reports nothing younger than its minimum age: wait it
+		// out from the suite's exit (the frames went meanwhile), so that
+		// the last spec's leaks show too.
+		time.Sleep(time.Until(exited.Add(guest.KmemleakMinAge * time.Second)))
+		scanLeaks("after the suite")
+	}
+	guest.Mark(guest.StageChecked)
 	dmesg, err := kernelLog()
 	if err != nil {
 		dmesg = fmt.Appendf(nil, "cannot read the kernel log: %v\n", err)

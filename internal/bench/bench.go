@@ -9,6 +9,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +27,7 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/kernels/images"
+	"github.com/ftrace-stackmap/conformance/internal/kernels/kchoice"
 	"github.com/ftrace-stackmap/conformance/internal/labels"
 	"github.com/ftrace-stackmap/conformance/internal/matrix"
 	"github.com/ftrace-stackmap/conformance/internal/page"
@@ -37,15 +40,22 @@ import (
 // The targets, as ratios to a measured figure.
 const (
 	// A full run on one arch against the floor of its boots.
-	RunOverFloor = 1.5
+	RunOverFloor = 3.0
+	// A sanitized run against the plain lane's (its last figures).
+	SanitizedOverPlain = 5.0
 	// Both arches in one command against the slower of the two alone.
 	BothOverSlower = 1.25
 )
 
 // The targets in seconds.
 const (
-	// What each boot costs beyond its floor and its specs' own work.
-	BootOverhead = 0.4
+	// What each boot costs beyond its floor, its specs' own work and the
+	// kernel's checkers after the suite; in the sanitized lane, whose
+	// kernel makes everything slower, SanitizedBootOverhead.
+	BootOverhead          = 0.4
+	SanitizedBootOverhead = 3.0
+	// What sending a boot's reports to the host may cost of it.
+	Transport = 1.0
 	// The initramfs built with nothing in Go's cache, as on a fresh machine.
 	ColdInitramfs = 60.0
 	// What the invariant oracle's checkpoints may cost of the warm run.
@@ -147,6 +157,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 	}
+	if err := m.againstPlain(); err != nil {
+		return nil, err
+	}
 	if len(o.Arches) > 1 {
 		if err := m.together(ctx); err != nil {
 			return nil, err
@@ -196,6 +209,53 @@ func (m *measure) oracle(name string, last *results.Result, checks map[string][]
 	m.r.Targets = append(m.r.Targets, target(fmt.Sprintf("%s checkpoints <= %.0f%% of the warm run", name, 100*OracleShare), spent, m.alone[name], OracleShare))
 }
 
+// againstPlain holds each arch's sanitized warm run to SanitizedOverPlain
+// times the plain lane's, as its last figures (last.json) have it.
+func (m *measure) againstPlain() error {
+	if !m.o.Base.Lane.IsSanitized() {
+		return nil
+	}
+	path := filepath.Join(m.o.Base.ModuleDir, "internal", "bench", kchoice.Plain.BenchFile())
+	plain, err := Load(path)
+	if err != nil || plain == nil {
+		return fmt.Errorf("the plain lane's figures, to compare with: %v (run make bench first)", cmp.Or(err, os.ErrNotExist))
+	}
+	for _, a := range m.o.Arches {
+		warm := a.Name + " qemu-test, warm"
+		i := slices.IndexFunc(plain.Figures, func(f Figure) bool { return f.Name == warm })
+		if i < 0 {
+			return fmt.Errorf("%s has no figure %q: run make bench ARCH=%s first", path, warm, a.Name)
+		}
+		m.r.Figures = append(m.r.Figures, Figure{Name: warm + ", plain lane (" + plain.Time.Format("2006-01-02") + ")", Value: plain.Figures[i].Value, Unit: "s"})
+		m.r.Targets = append(m.r.Targets, target(fmt.Sprintf("%s sanitized warm run <= %.0fx the plain lane's", a.Name, SanitizedOverPlain),
+			m.alone[a.Name], plain.Figures[i].Value, SanitizedOverPlain))
+	}
+	return nil
+}
+
+// bootParts are the times of a part of a boot (guest clock) by part and
+// boot plan.
+type bootParts map[string]map[string][]float64
+
+func (p bootParts) add(part, plan string, t float64) {
+	if p[part] == nil {
+		p[part] = map[string][]float64{}
+	}
+	p[part][plan] = append(p[part][plan], t)
+}
+
+// transport holds what the largest of a run's boots spent sending its
+// reports to Transport.
+func (m *measure) transport(name string, last *results.Result, sent map[string][]float64) {
+	worst, worstPlan := 0.0, ""
+	for _, b := range last.Boots {
+		if t := median(sent[b.Plan.Name]); b.Boot != nil && (t > worst || worstPlan == "") {
+			worst, worstPlan = t, b.Plan.Name
+		}
+	}
+	m.r.Targets = append(m.r.Targets, limit(fmt.Sprintf("%s reports' transport per boot <= %.0fs (its largest: %s)", name, Transport, worstPlan), worst, Transport))
+}
+
 // arch times warm runs of one arch, the floor of each boot they made, and
 // its initramfs builds.
 func (m *measure) arch(ctx context.Context, a arch.Arch) error {
@@ -208,7 +268,8 @@ func (m *measure) arch(ctx context.Context, a arch.Arch) error {
 		return err
 	}
 	var total []float64
-	boots, specs, guestTimes, checks := map[string][]float64{}, map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
+	boots, guestTimes, checks := map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
+	each := bootParts{} // each boot's parts
 	var checksAll []float64
 	var last *results.Result
 	for i := range o.Reps {
@@ -236,9 +297,9 @@ func (m *measure) arch(ctx context.Context, a arch.Arch) error {
 			if err != nil {
 				return fmt.Errorf("%s: %v", name, err)
 			}
-			specs[b.Plan.Name] = append(specs[b.Plan.Name], times[specsPart])
 			for part, t := range times {
 				guestTimes[part] = append(guestTimes[part], t)
+				each.add(part, b.Plan.Name, t)
 			}
 		}
 		last = res
@@ -246,7 +307,8 @@ func (m *measure) arch(ctx context.Context, a arch.Arch) error {
 	}
 	m.alone[name] = m.seconds(name+" qemu-test, warm", total)
 	m.oracle(name, last, checks, checksAll)
-	if err := m.floor(ctx, a, last, boots, specs); err != nil {
+	m.transport(name, last, each[transportPart])
+	if err := m.floor(ctx, a, last, boots, each); err != nil {
 		return err
 	}
 	for _, p := range parts {

@@ -101,6 +101,7 @@ func TestGuestPartsFromTheKernelLog(t *testing.T) {
 <14>[    3.300000] smct-mark: report
 <14>[    3.400000] smct-mark: suite-exit
 <14>[    3.450000] smct-mark: framed
+<14>[    8.400000] smct-mark: checked
 `
 	write := func(plan, text string) {
 		os.MkdirAll(filepath.Join(dir, "boots", plan), 0o755)
@@ -113,7 +114,7 @@ func TestGuestPartsFromTheKernelLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]float64{"the kernel unpacks the initramfs": 0.15, "the init starts and mounts": 0.1, "the suite binary starts": 0.3, specsPart: 2}
+	want := map[string]float64{"the kernel unpacks the initramfs": 0.15, "the init starts and mounts": 0.1, "the suite binary starts": 0.3, specsPart: 2, transportPart: 0.05, checkersPart: 4.95}
 	for name, w := range want {
 		if math.Abs(got[name]-w) > 1e-9 {
 			t.Errorf("%s: %v, want %v", name, got[name], w)

@@ -19,6 +19,14 @@ type part struct{ from, to, name string }
 // specsPart is the boot's own work: what its specs do, never overhead.
 const specsPart = "the specs"
 
+// transportPart is what sending the reports costs a boot; checkersPart
+// what the kernel's own checkers cost after the suite (kmemleak waits out
+// its minimum age of objects, then scans), a check, not the harness's.
+const (
+	transportPart = "the init sends the reports"
+	checkersPart  = "kmemleak's wait and scan after the suite"
+)
+
 // parts are the parts of a boot the guest's marks time, in boot order.
 var parts = []part{
 	{guest.StageUnpack, guest.StageUnpacked, "the kernel unpacks the initramfs"},
@@ -29,7 +37,8 @@ var parts = []part{
 	{guest.StageSetUp, guest.StageSpecs, "the suite opens and saves tracefs"},
 	{guest.StageSpecs, guest.StageReport, specsPart},
 	{guest.StageReport, guest.StageSuiteExit, "the suite writes its report and exits"},
-	{guest.StageSuiteExit, guest.StageFramed, "the init sends the reports"},
+	{guest.StageSuiteExit, guest.StageFramed, transportPart},
+	{guest.StageFramed, guest.StageChecked, checkersPart},
 }
 
 // guestParts reads each part of a made boot from its kernel log, kept in
