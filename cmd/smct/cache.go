@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"strings"
 
@@ -50,20 +49,11 @@ func showCache(w io.Writer, cacheDir string, areas []cachelimit.Area, resultsDir
 	if err := cachelimit.Show(w, cacheDir, areas); err != nil {
 		return err
 	}
-	runs, err := results.Runs(resultsDir)
-	if err != nil {
-		return err
-	}
 	size, err := cachelimit.DiskSize(resultsDir)
 	if err != nil {
 		return err
 	}
-	kept := fmt.Sprintf("the newest %d kept (KEEP_RUNS=)", keep)
-	if keep == 0 {
-		kept = "all kept (KEEP_RUNS=0)"
-	}
-	fmt.Fprintf(w, "results %s: %d runs, %s, %s\n", resultsDir, len(runs), cachelimit.FormatSize(size), kept)
-	return nil
+	return results.ShowRuns(w, resultsDir, keep, cachelimit.FormatSize(size))
 }
 
 // cleanCache removes what nobody holds (cachelimit.CleanAll).
@@ -86,32 +76,9 @@ func limits(r *request) error {
 }
 
 // bound brings each cache area the command used within its cap, and
-// results/ to its newest runs, once a command that fills them has ended;
-// it says what it removed.
+// results/ to its newest runs, once a command that fills them has ended.
 func bound(r *request, notes *progress.Reporter) {
 	areas, _ := cachelimit.Areas(r.run.CacheDir)
-	for _, a := range areas {
-		if !a.UsedHere() {
-			continue
-		}
-		p, err := a.Prune()
-		if err != nil {
-			notes.Notef("note: pruning the cache's %s: %v\n", a.Name, err)
-		}
-		if len(p.Removed) > 0 {
-			notes.Notef("note: the cache's %s held %s, over its cap of %s: removed %d least recently used (%s)\n",
-				a.Name, cachelimit.FormatSize(p.Before), a.Policy(), len(p.Removed), p.Freed())
-		}
-		if p.After > a.Cap && len(p.Held) > 0 {
-			notes.Notef("note: the cache's %s holds %s, over its cap of %s: %s in use\n", a.Name, cachelimit.FormatSize(p.After), a.Policy(), strings.Join(p.Held, " "))
-		}
-	}
-	keep, _ := results.KeepRuns()
-	removed, err := results.PruneRuns(r.run.ResultsDir, keep)
-	if err != nil {
-		notes.Notef("note: pruning %s: %v\n", r.run.ResultsDir, err)
-	}
-	if len(removed) > 0 {
-		notes.Notef("note: removed %d runs from %s, beyond the newest %d (KEEP_RUNS=)\n", len(removed), r.run.ResultsDir, keep)
-	}
+	cachelimit.Bound(areas, notes.Notef)
+	results.BoundRuns(r.run.ResultsDir, notes.Notef)
 }

@@ -6,9 +6,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/ftrace-stackmap/conformance/internal/lava"
@@ -74,15 +71,13 @@ func matrixOnServer(ctx context.Context, o matrix.Options, at lava.Served, srv l
 		fmt.Fprintf(out.progress.Always(), "lava: "+format+"\n", args...)
 	})
 	end(nil)
-	text := lava.LabText(cells)
-	lab := filepath.Join(o.Dir, lava.LabFile)
-	if err := os.WriteFile(lab, []byte(text), 0o644); err != nil {
+	lab, cost, err := lava.WriteLab(o.Dir, cells)
+	if err != nil {
 		fmt.Fprintf(out.stderr, "matrix: %v\n", err)
 	}
 	done := printMatrix(o.Dir, lava.Cells(cells), out)
 	// What the lab's own times say a matrix costs, above the closing line.
-	lines := strings.Split(strings.TrimSpace(text), "\n")
-	done.body += fmt.Sprintf("lab:     %s\n%s\n", lab, lines[len(lines)-1])
+	done.body += fmt.Sprintf("lab:     %s\n%s\n", lab, cost)
 	return done
 }
 

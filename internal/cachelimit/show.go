@@ -64,3 +64,25 @@ func CleanAll(areas []Area, notes io.Writer) (text string, failed []string) {
 func (p Pruned) Freed() string {
 	return fmt.Sprintf("%s freed, %s left", FormatSize(p.Before-p.After), FormatSize(p.After))
 }
+
+// Bound brings each area this process used within its cap, once a command
+// that fills them has ended, and says through note what it removed and
+// what it could not.
+func Bound(areas []Area, note func(format string, args ...any)) {
+	for _, a := range areas {
+		if !a.UsedHere() {
+			continue
+		}
+		p, err := a.Prune()
+		if err != nil {
+			note("note: pruning the cache's %s: %v\n", a.Name, err)
+		}
+		if len(p.Removed) > 0 {
+			note("note: the cache's %s held %s, over its cap of %s: removed %d least recently used (%s)\n",
+				a.Name, FormatSize(p.Before), a.Policy(), len(p.Removed), p.Freed())
+		}
+		if p.After > a.Cap && len(p.Held) > 0 {
+			note("note: the cache's %s holds %s, over its cap of %s: %s in use\n", a.Name, FormatSize(p.After), a.Policy(), strings.Join(p.Held, " "))
+		}
+	}
+}

@@ -126,6 +126,15 @@ func Cells(lab []LabCell) []matrix.Cell {
 // LabFile says where and when each cell's job ran on the server.
 const LabFile = "lab.txt"
 
+// WriteLab writes LabText into the matrix's directory and returns the
+// file and its last line, what the lab's own times say a matrix costs.
+func WriteLab(dir string, cells []LabCell) (path, cost string, err error) {
+	text := LabText(cells)
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	path = filepath.Join(dir, LabFile)
+	return path, lines[len(lines)-1], os.WriteFile(path, []byte(text), 0o644)
+}
+
 // LabText is a line per cell: its job, the device and the server's
 // times; then what the jobs cost by those times, and what a matrix of 50
 // trees on both arches would cost on as many devices.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -211,4 +212,32 @@ func WriteQEMUCommand(dir string, command []string) error {
 func WriteRerun(dir, what string, command []string) error {
 	script := "#!/bin/sh\n# " + what + "\nexec " + ShellCommand(command) + "\n"
 	return os.WriteFile(filepath.Join(dir, "rerun.sh"), []byte(script), 0o755)
+}
+
+// BoundRuns keeps the newest runs of parent (KEEP_RUNS=), once a command
+// that adds runs has ended, and says through note what it removed.
+func BoundRuns(parent string, note func(format string, args ...any)) {
+	keep, _ := KeepRuns()
+	removed, err := PruneRuns(parent, keep)
+	if err != nil {
+		note("note: pruning %s: %v\n", parent, err)
+	}
+	if len(removed) > 0 {
+		note("note: removed %d runs from %s, beyond the newest %d (KEEP_RUNS=)\n", len(removed), parent, keep)
+	}
+}
+
+// ShowRuns says how many runs parent holds, their size and how many it
+// keeps.
+func ShowRuns(w io.Writer, parent string, keep int, size string) error {
+	runs, err := Runs(parent)
+	if err != nil {
+		return err
+	}
+	kept := fmt.Sprintf("the newest %d kept (KEEP_RUNS=)", keep)
+	if keep == 0 {
+		kept = "all kept (KEEP_RUNS=0)"
+	}
+	fmt.Fprintf(w, "results %s: %d runs, %s, %s\n", parent, len(runs), size, kept)
+	return nil
 }
