@@ -32,16 +32,13 @@ import (
 type Request struct {
 	kchoice.Choice
 	LockFile string
-	// Env is how kernels are built here; its Lane is set from the
-	// choice's (env).
-	kbuild.Env
+	// Host is where kernels are built here; the choice brings the lane.
+	kbuild.Host
 }
 
-// env is the build environment in the choice's lane.
+// env is the build environment: this host, the choice's lane.
 func (r Request) env() kbuild.Env {
-	e := r.Env
-	e.Lane = r.Choice.Lane
-	return e
+	return kbuild.Env{Host: r.Host, Lane: r.Lane}
 }
 
 // Kernel is a kernel ready to boot.
@@ -130,7 +127,7 @@ func Resolve(r Request) (*Kernel, error) {
 			return nil, err
 		}
 	}
-	if r.Choice.Lane.IsSanitized() && r.Kernel != "" {
+	if r.Lane.IsSanitized() && r.Kernel != "" {
 		if err := r.checkSanitized(k); err != nil {
 			return nil, err
 		}
@@ -182,7 +179,7 @@ func (r Request) kernel() (*Kernel, error) {
 		}
 		return k, err
 	}
-	if r.Choice.Lane.IsSanitized() {
+	if r.Lane.IsSanitized() {
 		return nil, fmt.Errorf("IMAGE=%s is a packaged kernel (kind %s), fetched as built: SANITIZE=1 builds its kernel here (the reference, a b4 entry, TREE=) or takes a KERNEL= built with KASAN", e.Name, e.Kind)
 	}
 	step := step(r.Progress, "kernel %s (%s)", e.Name, r.Arch.Name)
@@ -220,7 +217,7 @@ func (r Request) buildKernel(e *images.Entry) (*Kernel, error) {
 		return nil, fmt.Errorf("building the %s kernel: %w", e.Name, err)
 	}
 	switch {
-	case r.Choice.Lane.IsSanitized():
+	case r.Lane.IsSanitized():
 		// The lock pins the plain build: a sanitized one is never it.
 	case pin.InputsSHA256 == "":
 		r.Progress.Notef("note: images.lock does not pin %s/%s yet; built: inputs_sha256 %s, image_sha256 %s\n", e.Name, r.Arch.Name, res.Key, res.ImageSHA256)
@@ -229,8 +226,8 @@ func (r Request) buildKernel(e *images.Entry) (*Kernel, error) {
 	case res.ImageSHA256 != pin.ImageSHA256:
 		r.Progress.Notef("note: the %s kernel built from the pinned inputs has sha256 %s, images.lock pins %s (another toolchain, or for b4 a moved tag or thread?)\n", e.Name, res.ImageSHA256, pin.ImageSHA256)
 	}
-	return &Kernel{Path: res.Image, Source: fmt.Sprintf("IMAGE=%s (%s, inputs %s)", e.Name, from, res.Key[:16]) + laneWords(r.Choice.Lane.Words()),
-		Origin: res.Origin, Sanitized: r.Choice.Lane.Words()}, nil
+	return &Kernel{Path: res.Image, Source: fmt.Sprintf("IMAGE=%s (%s, inputs %s)", e.Name, from, res.Key[:16]) + laneWords(r.Lane.Words()),
+		Origin: res.Origin, Sanitized: r.Lane.Words()}, nil
 }
 
 // buildTree builds (or finds in the cache) the kernel of a source tree.
@@ -244,8 +241,8 @@ func (r Request) buildTree() (*Kernel, error) {
 	if res.Cached {
 		how = "cached build"
 	}
-	return &Kernel{Path: res.Image, Source: fmt.Sprintf("TREE=%s (%s, inputs %s)", state, how, res.Key[:16]) + laneWords(r.Choice.Lane.Words()),
-		Tree: &state, Cached: res.Cached, Origin: res.Origin, Sanitized: r.Choice.Lane.Words()}, nil
+	return &Kernel{Path: res.Image, Source: fmt.Sprintf("TREE=%s (%s, inputs %s)", state, how, res.Key[:16]) + laneWords(r.Lane.Words()),
+		Tree: &state, Cached: res.Cached, Origin: res.Origin, Sanitized: r.Lane.Words()}, nil
 }
 
 // bootable checks the kernel's arch before booting and, for an x86 bzImage,

@@ -48,7 +48,7 @@ func TestUserKernelsConfigIsChecked(t *testing.T) {
 	}
 	var notes bytes.Buffer
 	req := func(kernel string) Request {
-		return Request{Choice: kchoice.Choice{Kernel: kernel}, Env: kbuild.Env{Arch: arm64, CacheDir: t.TempDir(), Progress: progress.Quiet(&notes, "")}}
+		return Request{Choice: kchoice.Choice{Kernel: kernel}, Host: kbuild.Host{Arch: arm64, CacheDir: t.TempDir(), Progress: progress.Quiet(&notes, "")}}
 	}
 	if _, err := Resolve(req(arm64Image(t, all.String()+"CONFIG_FTRACE_STACKMAP=y\n"))); err != nil {
 		t.Fatalf("a kernel with every option: %v", err)
@@ -83,7 +83,7 @@ func TestUnpackOnceAtOnce(t *testing.T) {
 	outs := make([]bytes.Buffer, 2)
 	var wg sync.WaitGroup
 	for i := range outs {
-		r := Request{Env: kbuild.Env{Arch: arch.MustLookup("x86_64"), CacheDir: cache, Progress: progress.New(&outs[i])}}
+		r := Request{Host: kbuild.Host{Arch: arch.MustLookup("x86_64"), CacheDir: cache, Progress: progress.New(&outs[i])}}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -168,7 +168,7 @@ func TestFindConfig(t *testing.T) {
 	var notes bytes.Buffer
 	image := arm64Image(t, "")
 	write(filepath.Join(filepath.Dir(image), "config"), "CONFIG_KASAN=y\n")
-	k, err := Resolve(Request{Choice: kchoice.Choice{Kernel: image}, Env: kbuild.Env{Arch: arch.MustLookup("arm64"), CacheDir: t.TempDir(), Progress: progress.Quiet(&notes, "")}})
+	k, err := Resolve(Request{Choice: kchoice.Choice{Kernel: image}, Host: kbuild.Host{Arch: arch.MustLookup("arm64"), CacheDir: t.TempDir(), Progress: progress.Quiet(&notes, "")}})
 	if err != nil || k.Config["CONFIG_KASAN"] != "y" || !strings.Contains(notes.String(), "carries no config") {
 		t.Errorf("a user's kernel with a config beside it: %v, %v, notes %q; want it booted unchecked, its config known", k, err, notes.String())
 	}

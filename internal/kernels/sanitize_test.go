@@ -28,7 +28,7 @@ func TestSanitizedUserKernel(t *testing.T) {
 	}
 	var notes bytes.Buffer
 	req := func(kernel string) Request {
-		return Request{Choice: kchoice.Choice{Kernel: kernel, Lane: kchoice.Sanitized}, Env: kbuild.Env{Arch: arm64, CacheDir: t.TempDir(), Progress: progress.Quiet(&notes, "")}}
+		return Request{Choice: kchoice.Choice{Kernel: kernel, Lane: kchoice.Sanitized}, Host: kbuild.Host{Arch: arm64, CacheDir: t.TempDir(), Progress: progress.Quiet(&notes, "")}}
 	}
 	write := func(path, text string) string {
 		t.Helper()

@@ -167,7 +167,7 @@ func (r *run) describeMachine() {
 func (r *run) getKernel() (*kernels.Kernel, error) {
 	o, res := r.o, r.res
 	start := time.Now()
-	k, err := kernels.Resolve(kernels.Request{Choice: o.Choice, LockFile: o.LockFile, Env: o.BuildEnv(r.m.Arch)})
+	k, err := kernels.Resolve(kernels.Request{Choice: o.Choice, LockFile: o.LockFile, Host: o.BuildEnv(r.m.Arch).Host})
 	if err != nil {
 		return nil, &InfraError{Err: err}
 	}

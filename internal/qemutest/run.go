@@ -52,7 +52,7 @@ type Options struct {
 // BuildEnv is how a kernel the run needs is built here for a, in the
 // lane asked for.
 func (o Options) BuildEnv(a arch.Arch) kbuild.Env {
-	return kbuild.Env{Arch: a, KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir, Progress: o.Progress, Jobs: o.Jobs, Lane: o.Lane}
+	return kbuild.Env{Host: kbuild.Host{Arch: a, KernelDir: filepath.Join(o.ModuleDir, "kernel"), CacheDir: o.CacheDir, Progress: o.Progress, Jobs: o.Jobs}, Lane: o.Lane}
 }
 
 // InfraError means the run gave no verdict to trust, and why.

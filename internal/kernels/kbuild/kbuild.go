@@ -79,12 +79,18 @@ type Result struct {
 // arch, the project's kernel/ directory, the cache, where progress goes,
 // make's -j and the lane.
 type Env struct {
+	Host
+	Lane kchoice.Lane // the sanitized lane: debug.config and sanitize.config merged too
+}
+
+// Host is where and for which arch kernels are built here, whatever the
+// lane: a run's kernel choice brings the lane (kernels.Request).
+type Host struct {
 	Arch      arch.Arch
 	KernelDir string // the project's kernel/ directory
 	CacheDir  string
 	Progress  *progress.Reporter
-	Jobs      int          // make's -j; 0 means one per CPU
-	Lane      kchoice.Lane // the sanitized lane: debug.config and sanitize.config merged too
+	Jobs      int // make's -j; 0 means one per CPU
 }
 
 // Builder builds the reference kernel for one arch.

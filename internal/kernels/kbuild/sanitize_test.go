@@ -77,7 +77,7 @@ CONFIG_DEBUG_VM_VMACACHE=y
 // project's sanitize.config; its config is named after them (KCIDB's
 // config_name).
 func TestLaneFragments(t *testing.T) {
-	b := Builder{Env{Arch: arm64, KernelDir: "/p/kernel"}}
+	b := Builder{Env{Host: Host{Arch: arm64, KernelDir: "/p/kernel"}}}
 	if got := b.laneFragments("/src"); !reflect.DeepEqual(got, b.fragments()) {
 		t.Errorf("plain lane: %v", got)
 	}
@@ -104,7 +104,7 @@ func TestLaneFragments(t *testing.T) {
 // A plain and a sanitized build never share a build directory, a log, a
 // lock or a cached kernel.
 func TestLanesApart(t *testing.T) {
-	plain := Builder{Env{Arch: arm64, CacheDir: "/c"}}
+	plain := Builder{Env{Host: Host{Arch: arm64, CacheDir: "/c"}}}
 	sanitized := plain
 	sanitized.Lane = kchoice.Sanitized
 	key := strings.Repeat("ab", 32)
@@ -139,7 +139,7 @@ func TestSanitizedKey(t *testing.T) {
 	state := TreeState{Dir: tree, Commit: strings.Repeat("1", 40)}
 	key := func(l kchoice.Lane) (string, LocalInputs) {
 		t.Helper()
-		lt := LocalTree{Dir: tree, Env: Env{Arch: arm64, KernelDir: kernelDir, Lane: l}}
+		lt := LocalTree{Dir: tree, Env: Env{Host: Host{Arch: arm64, KernelDir: kernelDir}, Lane: l}}
 		in, err := lt.inputs(state, lt.builder().laneFragments(tree))
 		if err != nil {
 			t.Fatal(err)
@@ -188,7 +188,7 @@ func TestSanitizedTreeNeedsDebugConfig(t *testing.T) {
 		os.MkdirAll(filepath.Join(tree, d), 0o755)
 	}
 	writeFile(t, filepath.Join(tree, "Makefile"), "")
-	_, _, err := LocalTree{Dir: tree, Env: Env{Arch: arm64, CacheDir: t.TempDir(), Lane: kchoice.Sanitized}}.Build()
+	_, _, err := LocalTree{Dir: tree, Env: Env{Host: Host{Arch: arm64, CacheDir: t.TempDir()}, Lane: kchoice.Sanitized}}.Build()
 	if err == nil || !strings.Contains(err.Error(), "SANITIZE=1 merges the tree's kernel/configs/debug.config, which "+tree+" does not have") {
 		t.Errorf("Build: %v", err)
 	}

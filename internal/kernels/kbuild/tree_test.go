@@ -111,7 +111,7 @@ cat `+mbox)
 		e.Tree, e.Base = up, b
 		work := t.TempDir()
 		src := filepath.Join(work, "src")
-		got, err := TreeBuilder{Entry: e, Env: Env{Progress: progress.Discard()}}.prepare(work, src)
+		got, err := TreeBuilder{Entry: e, Env: Env{Host: Host{Progress: progress.Discard()}}}.prepare(work, src)
 		if err != nil {
 			t.Fatalf("base %s: %v", b, err)
 		}
@@ -122,11 +122,11 @@ cat `+mbox)
 			t.Errorf("base %s: the series was not applied: %v", b, err)
 		}
 		// Prepared once, the same recipe needs no network again; another does.
-		if again, err := (TreeBuilder{Entry: e, Env: Env{Progress: progress.Discard()}}).prepare(work, src); err != nil || !reflect.DeepEqual(again, got) {
+		if again, err := (TreeBuilder{Entry: e, Env: Env{Host: Host{Progress: progress.Discard()}}}).prepare(work, src); err != nil || !reflect.DeepEqual(again, got) {
 			t.Errorf("base %s: second prepare: %+v, %v", b, again, err)
 		}
 		e.Tree = "https://git.invalid/linux.git"
-		if _, err := (TreeBuilder{Entry: e, Env: Env{Progress: progress.Discard()}}).prepare(work, src); err == nil || !strings.Contains(err.Error(), "git.invalid") {
+		if _, err := (TreeBuilder{Entry: e, Env: Env{Host: Host{Progress: progress.Discard()}}}).prepare(work, src); err == nil || !strings.Contains(err.Error(), "git.invalid") {
 			t.Errorf("base %s: a changed recipe: %v", b, err)
 		}
 	}
@@ -169,7 +169,7 @@ func TestPrepareFromLocalTreeAndMbox(t *testing.T) {
 	if err := images.CheckEntry(e); err != nil {
 		t.Fatal(err)
 	}
-	b := TreeBuilder{Entry: e, Env: Env{Arch: arm64, KernelDir: "../../../kernel", CacheDir: tmp, Progress: progress.Discard()}}
+	b := TreeBuilder{Entry: e, Env: Env{Host: Host{Arch: arm64, KernelDir: "../../../kernel", CacheDir: tmp, Progress: progress.Discard()}}}
 	in, err := b.inputs(arm64)
 	if err != nil && !strings.Contains(err.Error(), "gcc") { // the compiler is asked last
 		t.Fatal(err)
