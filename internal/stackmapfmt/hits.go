@@ -6,7 +6,6 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,17 +32,58 @@ type Frame struct {
 	HasAddr bool
 }
 
-// symDetailRE is what the sym-addr and sym-offset options add to a
-// symbol: " <ffff...>" after it, "+0x4/0x140" to it.
-var symDetailRE = regexp.MustCompile(` <[0-9a-f]{8,16}>|\+0x[0-9a-f]+/0x[0-9a-f]+`)
-
 // withoutAddrs is an event's text as printed without sym-addr and
-// sym-offset: the twin prints its symbols with both.
+// sym-offset, which the twin prints its symbols with: it drops what they
+// add to a symbol, " <ffff...>" (8 to 16 hex digits) after it and
+// "+0x4/0x140" to it. By hand, not by a regular expression: a full map's
+// trace has tens of thousands of events, read at every checkpoint.
 func withoutAddrs(body string) string {
 	if !strings.Contains(body, " <") && !strings.Contains(body, "+0x") {
 		return body
 	}
-	return symDetailRE.ReplaceAllString(body, "")
+	var b strings.Builder
+	for i := 0; i < len(body); {
+		if n := symDetail(body[i:]); n > 0 {
+			i += n
+			continue
+		}
+		b.WriteByte(body[i])
+		i++
+	}
+	return b.String()
+}
+
+// symDetail is the length of the sym-addr or sym-offset text s begins
+// with, or 0.
+func symDetail(s string) int {
+	if rest, ok := strings.CutPrefix(s, " <"); ok {
+		n := hexRun(rest)
+		if n >= 8 && n <= 16 && strings.HasPrefix(rest[n:], ">") {
+			return 2 + n + 1
+		}
+		return 0
+	}
+	if rest, ok := strings.CutPrefix(s, "+0x"); ok {
+		n := hexRun(rest)
+		if n == 0 {
+			return 0
+		}
+		if after, ok := strings.CutPrefix(rest[n:], "/0x"); ok {
+			if m := hexRun(after); m > 0 {
+				return 3 + n + 3 + m
+			}
+		}
+	}
+	return 0
+}
+
+// hexRun is how many lowercase hex digits s begins with.
+func hexRun(s string) int {
+	n := 0
+	for n < len(s) && (s[n] >= '0' && s[n] <= '9' || s[n] >= 'a' && s[n] <= 'f') {
+		n++
+	}
+	return n
 }
 
 // ParseHits reads trace's text into its events, each with the stack entry

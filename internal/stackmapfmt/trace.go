@@ -3,7 +3,6 @@
 package stackmapfmt
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -32,16 +31,25 @@ func (t TraceStacks) Deepest() int {
 	return d
 }
 
-var stackIDRE = regexp.MustCompile(`<stack_id (\d+)>$`)
+// trailingStackID is the id of the `<stack_id N>` a line ends with.
+func trailingStackID(line string) (string, bool) {
+	body, ok := strings.CutSuffix(line, ">")
+	i := strings.LastIndex(body, "<stack_id ")
+	if !ok || i < 0 {
+		return "", false
+	}
+	digits := body[i+len("<stack_id "):]
+	return digits, digits != "" && strings.Trim(digits, "0123456789") == ""
+}
 
 // ParseTrace collects the stack ids and full stacks of trace's text.
 func ParseTrace(text string) TraceStacks {
 	var t TraceStacks
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimRight(line, " \r")
-		if m := stackIDRE.FindStringSubmatch(line); m != nil {
-			t.IDs = append(t.IDs, atoi(m[1]))
-			t.Order = append(t.Order, TraceStack{ID: atoi(m[1])})
+		if id, ok := trailingStackID(line); ok {
+			t.IDs = append(t.IDs, atoi(id))
+			t.Order = append(t.Order, TraceStack{ID: atoi(id)})
 		} else if strings.HasSuffix(line, "<stack trace>") {
 			t.FullStacks++
 			t.FullDepths = append(t.FullDepths, 0)
