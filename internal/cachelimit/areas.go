@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/textlines"
 )
 
@@ -82,15 +81,24 @@ var areas = []struct {
 	{KVMProbe, "KVM probes' answers, by kernel, QEMU and host", miB, lru, ownLocks, false},
 	{BootRoute, "whether an x86 kernel boots through PVH or from its bzImage, by image and QEMU", miB, lru, ownLocks, false},
 	// A kernel's build tree is about 1 GB: keep the newest few.
-	{Kbuild, "the reference kernel's trees, by arch and lane, and the unpacked source", 5 * giB / 2, lru, buildTrees, false},
+	{Kbuild, "the reference kernel's trees, by arch and lane, and the unpacked source", 5 * giB / 2, lru, nil, false},
 	{Treebuild, "b4 entries' and TREE= builds, by tree and arch", 2 * giB, lru, ownLocks, false},
-	{Review, "a series walk's checkout", 2 * giB, lru, walkCheckout, false},
+	{Review, "a series walk's checkout", 2 * giB, lru, nil, false},
 	// Made once by test/e2e and only read by smct (a test's walk borrows
 	// its objects): no cap; clean-cache removes it.
 	{E2E, "the end-to-end tests' Linux repository, made once", 0, lru, unlocked, false},
 	{Ccache, "the compiler's cache (its own max_size)", giB, ccache, nil, true},
 	{Lab, "the LAVA lab's state, never removed", 0, kept, nil, false},
 }
+
+// listers are the entries' listers of the areas whose owners lay them
+// out themselves (Lists).
+var listers = map[Name]func(cache, dir string) []Entry{}
+
+// Lists registers how the owner of an area lays out its entries; the
+// owner's package does it as it starts. An area whose owner is not in
+// the program lists no entry, and so is never pruned by it.
+func Lists(n Name, entries func(cache, dir string) []Entry) { listers[n] = entries }
 
 // KeptByCI are the areas CI keeps between jobs: small, and slow to make
 // again (ci.yml caches exactly these; test/ci holds it to them).
@@ -124,8 +132,12 @@ func Areas(cacheDir string) ([]Area, error) {
 	}
 	var out []Area
 	for _, a := range areas {
+		list := a.entries
+		if l, ok := listers[a.name]; ok {
+			list = l
+		}
 		out = append(out, Area{Name: string(a.name), Dir: a.name.In(cacheDir), Cap: caps[string(a.name)], About: a.about,
-			kind: a.kind, cache: cacheDir, list: a.entries})
+			kind: a.kind, cache: cacheDir, list: list})
 	}
 	return out, nil
 }
@@ -318,29 +330,6 @@ func unlocked(_, dir string) []Entry {
 	return es
 }
 
-// buildTrees are kbuild's, as it lays them out: per arch and lane (plain,
-// and sanitized: <arch>-sanitized) the patched source, the build
-// directory and its log, under the lane's lock; and the unpacked tarball,
-// which every lane's build reads (and links its source to) under its own
-// lock.
-func buildTrees(_, dir string) []Entry {
-	var es []Entry
-	every := []string{filepath.Join(dir, "pristine.lock")}
-	for _, a := range arch.Names() {
-		for _, name := range []string{a, a + "-sanitized"} {
-			lock := filepath.Join(dir, name+".lock")
-			every = append(every, lock)
-			es = present(es, Entry{Name: name, Paths: in(dir, "src-"+name, "out-"+name, "build-"+name+".log"), Locks: []string{lock}})
-		}
-	}
-	return present(es, Entry{Name: "pristine", Paths: in(dir, "pristine", "pristine.tmp"), Locks: every})
-}
-
-// walkCheckout is a series walk's checkout, under the walk's lock.
-func walkCheckout(cache, dir string) []Entry {
-	return present(nil, Entry{Name: "src", Paths: in(dir, "src"), Locks: []string{Review.Lock(cache)}})
-}
-
 func in(dir string, names ...string) []string {
 	var out []string
 	for _, n := range names {
@@ -349,8 +338,8 @@ func in(dir string, names ...string) []string {
 	return out
 }
 
-// present appends e when any of its paths is there.
-func present(es []Entry, e Entry) []Entry {
+// Present appends e when any of its paths is there.
+func Present(es []Entry, e Entry) []Entry {
 	for _, p := range e.Paths {
 		if _, err := os.Lstat(p); err == nil {
 			return append(es, e)

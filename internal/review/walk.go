@@ -24,6 +24,14 @@ import (
 	"github.com/ftrace-stackmap/conformance/internal/textlines"
 )
 
+// A walk's checkout is the cache's review area, under the walk's lock:
+// cachelimit lists and prunes it by asking this package.
+func init() {
+	cachelimit.Lists(cachelimit.Review, func(cache, dir string) []cachelimit.Entry {
+		return cachelimit.Present(nil, cachelimit.Entry{Name: "src", Paths: []string{filepath.Join(dir, "src")}, Locks: []string{cachelimit.Review.Lock(cache)}})
+	})
+}
+
 // Step is one prefix of the series on one arch: k patches applied.
 type Step struct {
 	K       int

@@ -126,7 +126,7 @@ var Tools = []apt.Need{
 func (b Builder) Build() (*Result, error) {
 	a := b.Arch
 	// One builder at a time in this arch's build directory and cache.
-	release, err := buildlock.Hold(cachelimit.Kbuild.In(b.CacheDir, a.Name+b.Lane.Suffix()+".lock"), "building the "+b.what(), b.Progress.Always())
+	release, err := buildlock.Hold(treeOf(cachelimit.Kbuild.In(b.CacheDir), a.Name, b.Lane).lock, "building the "+b.what(), b.Progress.Always())
 	if err != nil {
 		return nil, err
 	}
@@ -313,13 +313,12 @@ func (b Builder) tarballSHA256() (string, error) {
 // the build directory.
 func (b Builder) compile(a arch.Arch, key string) (string, error) {
 	work := cachelimit.Kbuild.In(b.CacheDir)
-	pristine := filepath.Join(work, "pristine")
+	pristine := pristineDir(work)
 	// One tree and one build directory per arch and lane, at fixed paths:
 	// ccache then finds its objects again when only a patch changed, and
 	// a plain and a sanitized build never share a build directory.
-	src := b.src()
-	out := filepath.Join(work, "out-"+b.Arch.Name+b.Lane.Suffix())
-	log := filepath.Join(work, "build-"+b.Arch.Name+b.Lane.Suffix()+".log")
+	t := treeOf(work, b.Arch.Name, b.Lane)
+	src, out, log := t.src, t.out, t.log
 	if err := b.unpackPristine(pristine); err != nil {
 		return "", err
 	}
@@ -351,7 +350,7 @@ func (b Builder) compile(a arch.Arch, key string) (string, error) {
 
 // src is the patched source tree of the arch and lane.
 func (b Builder) src() string {
-	return cachelimit.Kbuild.In(b.CacheDir, "src-"+b.Arch.Name+b.Lane.Suffix())
+	return treeOf(cachelimit.Kbuild.In(b.CacheDir), b.Arch.Name, b.Lane).src
 }
 
 // unpackPristine unpacks the source tarball into pristine unless it is

@@ -64,7 +64,7 @@ func needDebugConfig(src string) error {
 // and time, so that a cached kernel is found without the unpacked source.
 func (b Builder) debugConfigSHA256() (string, error) {
 	return b.byTarball("debug.config.sha256", func() (string, error) {
-		pristine := cachelimit.Kbuild.In(b.CacheDir, "pristine")
+		pristine := pristineDir(cachelimit.Kbuild.In(b.CacheDir))
 		if err := b.unpackPristine(pristine); err != nil {
 			return "", err
 		}
