@@ -5,6 +5,7 @@ package results
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -225,5 +226,23 @@ func TestReportsOfARunRefusedEarly(t *testing.T) {
 		if !strings.Contains(text, `PROFILE="v9": want v4 or v3`) {
 			t.Errorf("%s lacks the reason:\n%s", name, text)
 		}
+	}
+}
+
+// The grid has a column per boot the run made, not per plan: a torture
+// run boots one plan of many.
+func TestGridColumnsAreTheBootsMade(t *testing.T) {
+	res := &Result{Plans: []string{"default", "bits-12", "torture"}, Boots: []BootResult{
+		{Plan: contract.BootPlan{Name: "default"}, Skipped: NoSpecSelected},
+		{Plan: contract.BootPlan{Name: "bits-12"}, Skipped: NoSpecSelected},
+		{Plan: contract.BootPlan{Name: "torture"}, Boot: &qemu.Result{}},
+	}}
+	res.Summary.Specs = []report.Spec{{Name: "torture.SM-TORTURE-01", Boot: "torture", Class: contract.Unresolved}}
+	g := gridSection(res)
+	if !slices.Equal(g.Table.Head, []string{"requirement", "torture"}) {
+		t.Errorf("columns %v, want the torture boot's only", g.Table.Head)
+	}
+	if !strings.Contains(g.Text[0], "(1 of them UNRESOLVED)") {
+		t.Errorf("grid text %q", g.Text[0])
 	}
 }

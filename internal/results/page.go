@@ -103,7 +103,18 @@ func cmpOr(a, b string) string {
 // gridSection is every result as one cell: a row per requirement and
 // case, a column per boot, and the kernel-log checks as a row.
 func gridSection(res *Result) page.Section {
-	boots := slices.Clone(res.Plans)
+	// A column per boot the run made (a plan no spec was selected for
+	// is not booted), else per plan: a run that made none says what it
+	// was to make.
+	var boots []string
+	for _, b := range res.Boots {
+		if b.Skipped != NoSpecSelected {
+			boots = append(boots, b.Plan.Name)
+		}
+	}
+	if len(boots) == 0 {
+		boots = slices.Clone(res.Plans)
+	}
 	rows := map[string]map[string]report.Spec{}
 	var order []string
 	for _, s := range res.Summary.Specs {
@@ -161,9 +172,30 @@ func gridSection(res *Result) page.Section {
 		t.Rows = append(t.Rows, cells)
 	}
 	pass, fail, skip := res.Totals()
+	failed := fmt.Sprintf("%d failed", fail)
+	if n := countUnresolved(res); n > 0 {
+		failed += fmt.Sprintf(" (%d of them UNRESOLVED)", n)
+	}
 	return page.Section{Heading: "Requirements × boots",
-		Text:  []string{fmt.Sprintf("%d passed, %d failed (UNRESOLVED among them), %d skipped: a cell per result; hover a cell for its spec and message.", pass, fail, skip)},
+		Text:  []string{fmt.Sprintf("%d passed, %s, %d skipped: a cell per result; hover a cell for its spec and message.", pass, failed, skip)},
 		Table: t}
+}
+
+// countUnresolved counts the run's UNRESOLVED results, specs and kernel-log
+// checks, which the closing line counts as failed.
+func countUnresolved(res *Result) int {
+	n := 0
+	for _, s := range res.Summary.Specs {
+		if s.Class == contract.Unresolved {
+			n++
+		}
+	}
+	for _, k := range res.KernelLogs {
+		if k.Class() == contract.Unresolved {
+			n++
+		}
+	}
+	return n
 }
 
 // hasBoot says whether a row has a result in boot.
