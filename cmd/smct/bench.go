@@ -70,9 +70,7 @@ func runBench(ctx context.Context, o bench.Options, dir string, out outputs) out
 	if len(o.Arches) < 2 {
 		done.skipped = 1 // the target for all arches at once
 	}
-	if !r.Judged() {
-		done.skipped += len(r.Targets)
-	}
+	done.skipped += r.Unjudged()
 	if w.Missed > 0 {
 		done.status = exitFailed
 	}

@@ -36,8 +36,8 @@ func (r *Report) Page(prev *Report) page.Page {
 	if missed > 0 {
 		p.Class = "FAIL"
 	}
-	if !r.Judged() {
-		p.Verdict, p.Class = "the targets are the plain lane's: not judged in the "+r.Lane+" lane", ""
+	if n := r.Unjudged(); n > 0 {
+		p.Verdict += fmt.Sprintf(" (%d of the targets are the plain lane's: not judged in the %s lane)", n, r.Lane)
 	}
 	p.Sections = append(p.Sections, page.Section{Heading: "Targets", Bars: targets})
 	floors := &page.Bars{Caption: "Each boot's time (bar) against its floor, a boot whose init only powers off (dashed mark), seconds", Unit: "s"}
