@@ -58,7 +58,7 @@ var table = map[string]Arch{
 		KernelTarget: "Image", BootImage: "arch/arm64/boot/Image", SrcDir: "arm64",
 		QEMU: "qemu-system-aarch64", QEMUPkg: "qemu-system-arm", Machine: []string{"-M", "virt", "-cpu", "cortex-a57"}, QEMUUser: "qemu-aarch64",
 		Console: "ttyAMA0", EarlyCon: "pl011,0x9000000", ConsoleConfig: []string{"CONFIG_SERIAL_AMBA_PL011_CONSOLE"},
-		SerialBus: "virtio-serial-device",
+		SerialBus:  "virtio-serial-device",
 		ELFMachine: elf.EM_AARCH64, ExitGroup: []byte{
 			0x00, 0x00, 0x80, 0xd2, // mov x0, #0
 			0xc8, 0x0b, 0x80, 0xd2, // mov x8, #94 (exit_group)
@@ -70,7 +70,7 @@ var table = map[string]Arch{
 		KernelTarget: "bzImage", BootImage: "vmlinux", SrcDir: "x86", ELFNeedsPVH: true,
 		QEMU: "qemu-system-x86_64", QEMUPkg: "qemu-system-x86", Machine: []string{"-M", "q35", "-cpu", "qemu64"}, QEMUUser: "qemu-x86_64",
 		Console: "ttyS0", EarlyCon: "uart8250,io,0x3f8", ConsoleConfig: []string{"CONFIG_SERIAL_8250_CONSOLE", "CONFIG_ACPI"},
-		SerialBus: "virtio-serial-pci",
+		SerialBus:  "virtio-serial-pci",
 		ELFMachine: elf.EM_X86_64, ExitGroup: []byte{
 			0xb8, 0xe7, 0x00, 0x00, 0x00, // mov eax, 231 (exit_group)
 			0x31, 0xff, // xor edi, edi
