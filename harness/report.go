@@ -10,7 +10,6 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
@@ -90,11 +89,11 @@ func ConfigureOutput(c *types.ReporterConfig) {
 }
 
 // In the guest, each spec is marked in the kernel's log, so that a report
-// there names the spec it appeared in; with kmemleak on, it scans after
-// each reset spec that ran (a scan takes seconds on a debug kernel under
-// emulation), so that a leak of a reset cycle shows while the boot lasts.
-// Where a leak is placed does not depend on when it is found: kmemleak
-// stamps each allocation with its jiffies, and the marks carry them.
+// there names the spec it appeared in. Leaks are looked for once, by the
+// init after the suite (a scan takes seconds on a debug kernel under
+// emulation): where a leak is placed does not depend on when it is found,
+// as kmemleak stamps each allocation with its jiffies and the marks carry
+// them.
 var _ = ReportBeforeEach(func(sr SpecReport) {
 	markedSpec = ""
 	if sr.LeafNodeType == types.NodeTypeIt && !sr.State.Is(types.SpecStateSkipped|types.SpecStatePending) {
@@ -110,11 +109,6 @@ var _ = ReportAfterEach(func(sr SpecReport) {
 	if markedSpec != "" {
 		guest.SpecEnds(markedSpec)
 		markedSpec = ""
-		if os.Getenv(guest.MarksEnv) == "1" && !sr.State.Is(types.SpecStateSkipped) && resets(sr) {
-			if _, err := guest.ScanLeaks(); err != nil {
-				fmt.Fprintf(os.Stderr, "after %s: %v\n", sr.LeafNodeText, err)
-			}
-		}
 	}
 	if !classLines && !caseLines {
 		return
@@ -128,11 +122,6 @@ var _ = ReportAfterEach(func(sr SpecReport) {
 		writeCases(os.Stdout, s)
 	}
 })
-
-// resets says whether a spec is one of the reset specs.
-func resets(sr SpecReport) bool {
-	return slices.ContainsFunc(contract.IDsOf(sr.Labels()), func(id string) bool { return strings.HasPrefix(id, "SM-RESET-") })
-}
 
 // writeCases writes a case line per spec: its name and its class.
 func writeCases(w io.Writer, s report.Summary) {
