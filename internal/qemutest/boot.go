@@ -84,9 +84,6 @@ func (r *run) bootHere(ctx context.Context, plan contract.BootPlan, filter label
 		return nil, nil, failed("writing the run configuration", err)
 	}
 	res, console, err, werr := r.runBoot(ctx, r.qemuBoot(initrd, dir, plan), plan.Name, rep)
-	if !o.Keep {
-		os.Remove(filepath.Join(dir, portFile)) // its frames are kept as files
-	}
 	// For the reader; a file that cannot be written leaves no verdict.
 	if err != nil {
 		what := "boot " + plan.Name

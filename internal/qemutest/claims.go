@@ -88,9 +88,6 @@ func (r *run) claimsBoot(ctx context.Context, pb claims.PlanBoot, rep *progress.
 		return b, nil
 	}
 	res, console, err, werr := r.runBoot(ctx, r.qemuBoot(initrd, dir, plan), plan.Name, rep)
-	if !r.o.Keep {
-		os.Remove(filepath.Join(dir, portFile))
-	}
 	if err == nil {
 		// As a conformance boot leaves them: how to make it again.
 		werr = errors.Join(werr, r.keepCommand(dir, plan.Name, res))

@@ -157,6 +157,9 @@ func routeDied(ctx context.Context, res *qemu.Result, err error, console []byte,
 // a bzImage that dies as silently tells nothing of the route and is not
 // kept, and its death is the boot's, reported on the bzImage route.
 func (r *run) runBoot(ctx context.Context, b qemu.Boot, name string, rep *progress.Reporter) (res *qemu.Result, console []byte, err, werr error) {
+	if b.Reports != nil && !r.o.Keep {
+		defer os.Remove(b.Reports.File) // read into res.Reports; its frames are kept as files
+	}
 	trial := r.route.open
 	r.route.open = false // one boot decides, whatever becomes of it
 	res, console, err = attempt(ctx, b, name, rep)
