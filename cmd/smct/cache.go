@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"flag"
-	"io"
 	"strings"
 
 	"github.com/ftrace-stackmap/conformance/internal/cachelimit"
@@ -30,30 +29,18 @@ var cacheCmd = command{
 			if *clean {
 				return cleanCache(areas, out)
 			}
-			keep, err := results.KeepRuns()
-			if err != nil {
-				return refuseAt(out, "cache", err)
-			}
+			// The cache's areas, then results/'s runs.
 			var b strings.Builder
-			if err := showCache(&b, r.run.CacheDir, areas, r.run.ResultsDir, keep); err != nil {
+			err = cachelimit.Show(&b, r.run.CacheDir, areas)
+			if err == nil {
+				err = results.ShowRuns(&b, r.run.ResultsDir)
+			}
+			if err != nil {
 				return refuseAt(out, "cache", err)
 			}
 			return outcome{body: b.String()}
 		}
 	},
-}
-
-// showCache writes the cache's areas (cachelimit.Show), then results/'s
-// runs.
-func showCache(w io.Writer, cacheDir string, areas []cachelimit.Area, resultsDir string, keep int) error {
-	if err := cachelimit.Show(w, cacheDir, areas); err != nil {
-		return err
-	}
-	size, err := cachelimit.DiskSize(resultsDir)
-	if err != nil {
-		return err
-	}
-	return results.ShowRuns(w, resultsDir, keep, cachelimit.FormatSize(size))
 }
 
 // cleanCache removes what nobody holds (cachelimit.CleanAll).

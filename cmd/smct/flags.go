@@ -72,13 +72,8 @@ var (
 	// that resolves or builds a kernel has it.
 	buildGroup = group{name: "build", add: func(fs *flag.FlagSet, r *request) {
 		fs.Var((*flagvalue.Path)(&r.run.LockFile), "lock", "the image lock file (default: the project's images.lock)")
-		fs.IntVar(&r.run.Jobs, "jobs", 0, "make -j for a kernel built here (default: one per CPU)")
+		fs.Var((*flagvalue.Count)(&r.run.Jobs), "jobs", "make -j for a kernel built here (default: one per CPU)")
 		fs.Var(&r.run.Lane, "sanitize", "1: the sanitized lane, a kernel built with the tree's kernel/configs/debug.config and kernel/config/sanitize.config too (KASAN, lockdep, UBSAN, kmemleak), cached apart; a KERNEL= must have KASAN on in its config")
-	}, check: func(r *request) error {
-		if r.run.Jobs < 0 {
-			return fmt.Errorf("-jobs %d: want 0 (one per CPU) or more", r.run.Jobs)
-		}
-		return nil
 	}}
 
 	// profileGroup is the version of the contract the kernel is held to.
@@ -91,12 +86,8 @@ var (
 	specGroup = group{name: "spec", add: func(fs *flag.FlagSet, r *request) {
 		fs.Var((*labelFilter)(&r.run.Labels), "labels", "Ginkgo label filter, e.g. 'SM-RESET-01 || baseline'")
 		fs.Var((*flagvalue.Seed)(&r.run.Seed), "seed", "Ginkgo's random seed for the spec order (default: chosen per run, printed)")
-		fs.DurationVar(&r.run.Torture, "torture", time.Minute, "how long the torture boot's actors run (LABELS=torture; make torture DURATION=)")
-	}, check: func(r *request) error {
-		if r.run.Torture <= 0 {
-			return fmt.Errorf("-torture %v: want a duration above 0", r.run.Torture)
-		}
-		return nil
+		r.run.Torture = time.Minute
+		fs.Var((*flagvalue.Duration)(&r.run.Torture), "torture", "how long the torture boot's actors run (LABELS=torture; make torture DURATION=)")
 	}}
 
 	// requireGroup is whether a kernel without the feature fails the run.
@@ -107,33 +98,24 @@ var (
 	// bootGroup is how each boot is made, here or in a lab.
 	bootGroup = group{name: "boot", add: func(fs *flag.FlagSet, r *request) {
 		o := &r.run
-		fs.DurationVar(&o.Timeout, "timeout", qemutest.DefaultTimeout, "limit for each boot (the default is x4 for a kernel whose config sets debug options)")
+		o.Timeout = qemutest.DefaultTimeout
+		fs.Var((*flagvalue.Duration)(&o.Timeout), "timeout", "limit for each boot (the default is x4 for a kernel whose config sets debug options)")
 		fs.StringVar(&o.Accel, "accel", "", "kvm or tcg (default: kvm when /dev/kvm works and the guest is the host's arch)")
 		fs.StringVar(&o.CPU, "cpu", "", "QEMU -cpu instead of the machine's (e.g. max: pointer authentication on arm64)")
 		fs.StringVar(&o.Mem, "mem", "", "QEMU -m, megabytes (default 512)")
 		fs.Var((*flagvalue.Words)(&o.BootArgs), "append", "extra kernel command line words (a fault switch of the reference kernel, say)")
-	}, check: func(r *request) error {
-		if r.run.Timeout <= 0 {
-			return fmt.Errorf("-timeout %v: want a duration above 0, such as 5m", r.run.Timeout)
-		}
-		return qemutest.CheckMem(r.run.Mem)
-	}}
+	}, check: func(r *request) error { return qemutest.CheckMem(r.run.Mem) }}
 
 	// hereGroup is how boots are made on this machine.
 	hereGroup = group{name: "here", add: func(fs *flag.FlagSet, r *request) {
 		o := &r.run
 		fs.Var((*flagvalue.Words)(&o.QEMUOpts), "qemu-opts", "more QEMU options, added to every boot")
 		fs.BoolVar(&o.Keep, "keep", false, "keep each boot's initramfs and a rerun.sh that boots it again")
-		fs.IntVar(&o.Lanes, "lanes", 0, "boots made at a time (default: one per CPU, as memory allows)")
+		fs.Var((*flagvalue.Count)(&o.Lanes), "lanes", "boots made at a time (default: one per CPU, as memory allows)")
 		fs.Var(&o.Reports, "reports", "how the guest's reports reach this machine: port (a virtio-serial port, "+
 			"the default) or console (base64 on the serial console, as under LAVA)")
 		fs.Var((*flagvalue.Quiet)(&o.BootQuiet), "boot-quiet", "the console's longest silence before the guest's init starts, "+
 			"past which a boot has hung (default: 20s under KVM, 1m under TCG, twice that for a debug kernel)")
-	}, check: func(r *request) error {
-		if r.run.Lanes < 0 {
-			return fmt.Errorf("-lanes %d: want 0 (as the machine allows) or more", r.run.Lanes)
-		}
-		return nil
 	}}
 
 	// claimsGroup adds the claims plan to a run or a walk's whole series.

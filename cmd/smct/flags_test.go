@@ -27,14 +27,15 @@ func TestBadFlagValuesAreRefused(t *testing.T) {
 		{[]string{"-arch", "arm64", "-sanitize", "kasan"}, `invalid value "kasan" for flag -sanitize: want 1 or 0`},
 		{[]string{"-boot-quiet", "-5s"}, "invalid value \"-5s\" for flag -boot-quiet: want a duration above 0"},
 		{[]string{"-boot-quiet", "long"}, "invalid value \"long\" for flag -boot-quiet: want a duration above 0"},
-		{[]string{"-arch", "arm64", "-timeout", "-5s"}, "-timeout -5s: want a duration above 0"},
-		{[]string{"-arch", "arm64", "-timeout", "0s"}, "-timeout 0s: want a duration above 0"},
+		{[]string{"-arch", "arm64", "-timeout", "-5s"}, "invalid value \"-5s\" for flag -timeout: want a duration above 0"},
+		{[]string{"-arch", "arm64", "-timeout", "0s"}, "invalid value \"0s\" for flag -timeout: want a duration above 0"},
 		{[]string{"-arch", "arm64", "-mem", "1"}, "-mem 1: the guest needs at least 256 MB"},
 		{[]string{"-arch", "arm64", "-mem", "lots"}, "-mem lots: want megabytes"},
-		{[]string{"-arch", "arm64", "-jobs", "-1"}, "-jobs -1: want 0"},
-		{[]string{"-arch", "arm64", "-lanes", "-2"}, "-lanes -2: want 0"},
+		{[]string{"-arch", "arm64", "-jobs", "many"}, "invalid value \"many\" for flag -jobs: want 0"},
+		{[]string{"-arch", "arm64", "-jobs", "-1"}, "invalid value \"-1\" for flag -jobs: want 0"},
+		{[]string{"-arch", "arm64", "-lanes", "-2"}, "invalid value \"-2\" for flag -lanes: want 0"},
 		{[]string{"-arch", "arm64", "-labels", "SM-NODE-01 &&"}, "LABELS=\"SM-NODE-01 &&\""},
-		{[]string{"-arch", "arm64", "-torture", "0s"}, "-torture 0s: want a duration above 0"},
+		{[]string{"-arch", "arm64", "-torture", "0s"}, "invalid value \"0s\" for flag -torture: want a duration above 0"},
 	} {
 		var stdout, stderr strings.Builder
 		dir := t.TempDir()

@@ -79,20 +79,13 @@ var lavaResultsCmd = command{
 	groups: []group{resultsGroup, exitGroup},
 	prunes: true,
 	flags: func(fs *flag.FlagSet, r *request) runFunc {
-		var logs []string
-		fs.Func("log", "LAVA's log of a job: lava-run's stderr, a LAVA server's log of the job, or its notify callback's data (or give them as arguments)", func(v string) error {
-			var p flagvalue.Path
-			err := p.Set(v)
-			logs = append(logs, string(p))
-			return err
-		})
+		var logs flagvalue.Paths
+		fs.Var(&logs, "log", "LAVA's log of a job: lava-run's stderr, a LAVA server's log of the job, or its notify callback's data (or give them as arguments)")
 		return func(ctx context.Context, r *request, out outputs) outcome {
 			for _, v := range r.args {
-				var p flagvalue.Path
-				if err := p.Set(v); err != nil {
+				if err := logs.Set(v); err != nil {
 					return refuseAt(out, "lava-results", err)
 				}
-				logs = append(logs, string(p))
 			}
 			switch len(logs) {
 			case 0:

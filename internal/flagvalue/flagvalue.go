@@ -32,6 +32,20 @@ func (p *Path) Set(v string) error {
 	return err
 }
 
+// Paths are Paths given one flag (or argument) each; empty ones are left out.
+type Paths []string
+
+func (ps *Paths) String() string { return strings.Join(*ps, " ") }
+
+func (ps *Paths) Set(v string) error {
+	var p Path
+	err := p.Set(v)
+	if p != "" {
+		*ps = append(*ps, string(p))
+	}
+	return err
+}
+
 // HTTPURL is a URL a LAVA server posts to: http or https, with a host,
 // checked as the flag is parsed.
 type HTTPURL string
@@ -84,6 +98,34 @@ func (s *Seed) Set(v string) error {
 		return fmt.Errorf("want a positive number")
 	}
 	*s = Seed(n)
+	return nil
+}
+
+// Duration is a duration above 0, such as 5m.
+type Duration time.Duration
+
+func (d *Duration) String() string { return time.Duration(*d).String() }
+
+func (d *Duration) Set(v string) error {
+	t, err := time.ParseDuration(v)
+	if err != nil || t <= 0 {
+		return fmt.Errorf("want a duration above 0, such as 5m")
+	}
+	*d = Duration(t)
+	return nil
+}
+
+// Count is a number of things at a time: 0 lets the command choose.
+type Count int
+
+func (c *Count) String() string { return strconv.Itoa(int(*c)) }
+
+func (c *Count) Set(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return fmt.Errorf("want 0 (as the machine allows) or more")
+	}
+	*c = Count(n)
 	return nil
 }
 

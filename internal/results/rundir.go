@@ -21,6 +21,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/internal/arch"
 	"github.com/ftrace-stackmap/conformance/internal/buildlock"
+	"github.com/ftrace-stackmap/conformance/internal/cachelimit"
 )
 
 // NewRunDir makes the directory of a run that starts now in parent, and
@@ -228,12 +229,21 @@ func BoundRuns(parent string, note func(format string, args ...any)) {
 }
 
 // ShowRuns says how many runs parent holds, their size and how many it
-// keeps.
-func ShowRuns(w io.Writer, parent string, keep int, size string) error {
+// keeps (KEEP_RUNS=).
+func ShowRuns(w io.Writer, parent string) error {
+	keep, err := KeepRuns()
+	if err != nil {
+		return err
+	}
 	runs, err := Runs(parent)
 	if err != nil {
 		return err
 	}
+	bytes, err := cachelimit.DiskSize(parent)
+	if err != nil {
+		return err
+	}
+	size := cachelimit.FormatSize(bytes)
 	kept := fmt.Sprintf("the newest %d kept (KEEP_RUNS=)", keep)
 	if keep == 0 {
 		kept = "all kept (KEEP_RUNS=0)"

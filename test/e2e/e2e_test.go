@@ -252,7 +252,7 @@ func TestBadCommandLinesAreRefusedBeforeAnyWork(t *testing.T) {
 		{"an unknown profile", []string{"-arch", "arm64", "-profile", "v9"}, `PROFILE="v9"`},
 		{"an unknown lock entry", []string{"-arch", "arm64", "-image", "nope"}, "no entry"},
 		{"a label filter that does not parse", []string{"-arch", "arm64", "-labels", "SM-RESET-01 &&"}, `LABELS="SM-RESET-01 &&"`},
-		{"a negative timeout", []string{"-arch", "x86_64", "-timeout", "-5s"}, "-timeout -5s: want a duration above 0"},
+		{"a negative timeout", []string{"-arch", "x86_64", "-timeout", "-5s"}, "invalid value \"-5s\" for flag -timeout: want a duration above 0"},
 		{"too little memory", []string{"-arch", "arm64", "-mem", "1"}, "-mem 1: the guest needs at least"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
