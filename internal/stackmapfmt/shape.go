@@ -49,8 +49,14 @@ func CheckTrace(text string) []*ShapeError {
 		out = append(out, &ShapeError{Line: n, Text: line, Owner: owner, Why: why})
 	}
 	// lastStack is, per CPU, the flags of its last entry when that entry
-	// was a stack ("" after an event).
+	// was a stack ("" after an event); firstLine is that entry's line,
+	// named in a report so the pair can be read together.
 	lastStack := map[string]string{}
+	type at struct {
+		n    int
+		text string
+	}
+	firstLine := map[string]at{}
 	inStack, frames, stackLine, stackText := false, 0, 0, ""
 	endStack := func() {
 		if inStack && frames == 0 {
@@ -98,9 +104,9 @@ func CheckTrace(text string) []*ShapeError {
 			continue
 		}
 		if prev, ok := lastStack[cpu]; ok && prev == flags {
-			bad(n, trimmed, OwnerFullStack, "a second stack for one event (a stack right after a stack, same CPU and context)")
+			bad(n, trimmed, OwnerFullStack, "a second stack for one event (a stack right after a stack, same CPU and context; the first: "+fmt.Sprintf("line %d %q", firstLine[cpu].n, firstLine[cpu].text)+")")
 		}
-		lastStack[cpu] = flags
+		lastStack[cpu], firstLine[cpu] = flags, at{n, trimmed}
 	}
 	endStack()
 	return out

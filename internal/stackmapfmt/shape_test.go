@@ -47,6 +47,11 @@ func TestCheckTrace(t *testing.T) {
 	if p := CheckTrace(event + "  sh-1 [000] d..1.  1.0: <stack_id -28>\n"); len(p) == 1 && (p[0].Line != 2 || !strings.Contains(p[0].Error(), "-28")) {
 		t.Errorf("the problem does not name its line: %v", p[0])
 	}
+	// Two stacks in a row: the report names the first too, so the pair
+	// can be read without the trace.
+	if p := CheckTrace(event + idLine(3) + idLine(5)); len(p) != 1 || p[0].Line != 3 || !strings.Contains(p[0].Error(), "the first: line 2 ") {
+		t.Errorf("a second stack does not name the first: %v", p)
+	}
 }
 
 // What the reference kernel wrote (claims boots on arm64, first lines of
