@@ -48,15 +48,15 @@ func CheckTrace(text string) []*ShapeError {
 	bad := func(n int, line, owner, why string) {
 		out = append(out, &ShapeError{Line: n, Text: line, Owner: owner, Why: why})
 	}
-	// lastStack is, per CPU, the flags of its last entry when that entry
-	// was a stack ("" after an event); firstLine is that entry's line,
-	// named in a report so the pair can be read together.
-	lastStack := map[string]string{}
-	type at struct {
-		n    int
-		text string
+	// lastStack is, per CPU, its last entry when that entry was a stack
+	// (the zero value after an event): its flags, and its line, named in
+	// a report so the pair can be read together.
+	type stackAt struct {
+		flags string
+		n     int
+		text  string
 	}
-	firstLine := map[string]at{}
+	lastStack := map[string]stackAt{}
 	inStack, frames, stackLine, stackText := false, 0, 0, ""
 	endStack := func() {
 		if inStack && frames == 0 {
@@ -100,13 +100,13 @@ func CheckTrace(text string) []*ShapeError {
 			isStack = false
 		}
 		if !isStack {
-			lastStack[cpu] = ""
+			lastStack[cpu] = stackAt{}
 			continue
 		}
-		if prev, ok := lastStack[cpu]; ok && prev == flags {
-			bad(n, trimmed, OwnerFullStack, "a second stack for one event (a stack right after a stack, same CPU and context; the first: "+fmt.Sprintf("line %d %q", firstLine[cpu].n, firstLine[cpu].text)+")")
+		if prev, ok := lastStack[cpu]; ok && prev.flags == flags {
+			bad(n, trimmed, OwnerFullStack, fmt.Sprintf("a second stack for one event (a stack right after a stack, same CPU and context; the first: line %d %q)", prev.n, prev.text))
 		}
-		lastStack[cpu], firstLine[cpu] = flags, at{n, trimmed}
+		lastStack[cpu] = stackAt{flags, n, trimmed}
 	}
 	endStack()
 	return out
