@@ -43,20 +43,27 @@ var (
 // two stack entries in a row on one CPU, in one context (the same flags),
 // with no event between. The first entry a CPU shows may be a stack whose
 // event the buffer overwrote.
+//
+// Events nest (a synthetic event recorded from another's hist trigger):
+// the inner events' stacks come first, back to back, each level at a
+// deeper preempt depth. trace shows that depth only up to 15, so at "f"
+// the flags cannot tell levels apart, and a run of stacks there may be
+// as long as the events with those flags before it.
 func CheckTrace(text string) []*ShapeError {
 	var out []*ShapeError
 	bad := func(n int, line, owner, why string) {
 		out = append(out, &ShapeError{Line: n, Text: line, Owner: owner, Why: why})
 	}
-	// lastStack is, per CPU, its last entry when that entry was a stack
-	// (the zero value after an event): its flags, and its line, named in
-	// a report so the pair can be read together.
-	type stackAt struct {
-		flags string
-		n     int
-		text  string
+	// onCPU is what one CPU showed last: its last entry when that entry
+	// was a stack (its line is named in a report so the pair can be read
+	// together), how many stacks in a row had its flags, and the events
+	// of each flags since the CPU's last stack.
+	type onCPU struct {
+		flags, text string
+		n, run      int
+		events      map[string]int
 	}
-	lastStack := map[string]stackAt{}
+	cpus := map[string]*onCPU{}
 	inStack, frames, stackLine, stackText := false, 0, 0, ""
 	endStack := func() {
 		if inStack && frames == 0 {
@@ -78,7 +85,7 @@ func CheckTrace(text string) []*ShapeError {
 		switch {
 		case trimmed == "" || strings.HasPrefix(trimmed, "#") || markerRE.MatchString(strings.TrimSpace(trimmed)):
 			if strings.HasPrefix(strings.TrimSpace(trimmed), "CPU:") {
-				clear(lastStack) // events were lost: a stack may have lost its event
+				clear(cpus) // events were lost: a stack may have lost its event
 			}
 			continue
 		}
@@ -99,15 +106,35 @@ func CheckTrace(text string) []*ShapeError {
 		default:
 			isStack = false
 		}
+		c := cpus[cpu]
+		if c == nil {
+			c = &onCPU{events: map[string]int{}}
+			cpus[cpu] = c
+		}
 		if !isStack {
-			lastStack[cpu] = stackAt{}
+			if c.n != 0 {
+				clear(c.events)
+			}
+			c.events[flags]++
+			c.flags, c.text, c.n, c.run = "", "", 0, 0
 			continue
 		}
-		if prev, ok := lastStack[cpu]; ok && prev.flags == flags {
-			bad(n, trimmed, OwnerFullStack, fmt.Sprintf("a second stack for one event (a stack right after a stack, same CPU and context; the first: line %d %q)", prev.n, prev.text))
+		if c.n == 0 || c.flags != flags {
+			c.run = 0
 		}
-		lastStack[cpu] = stackAt{flags, n, trimmed}
+		c.run++
+		if c.run > 1 && !(depthSaturated(flags) && c.run <= c.events[flags]) {
+			bad(n, trimmed, OwnerFullStack, fmt.Sprintf("a second stack for one event (a stack right after a stack, same CPU and context; the first: line %d %q)", c.n, c.text))
+		}
+		c.flags, c.text, c.n = flags, trimmed, n
 	}
 	endStack()
 	return out
+}
+
+// depthSaturated is whether an entry's flags show the deepest preempt
+// depth trace prints, 15 ("f"), which deeper levels show too.
+func depthSaturated(flags string) bool {
+	const depthColumn = 3 // irqs-off, need-resched, hardirq/softirq, depth
+	return len(flags) > depthColumn && flags[depthColumn] == 'f'
 }

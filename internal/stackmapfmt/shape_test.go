@@ -5,6 +5,8 @@ package stackmapfmt
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -55,9 +57,11 @@ func TestCheckTrace(t *testing.T) {
 }
 
 // What the reference kernel wrote (claims boots on arm64, first lines of
-// trace) fits the shapes.
+// trace; SM-DEPTH-01's chain of nested events on x86_64) fits the shapes.
 func TestCheckTraceRecorded(t *testing.T) {
 	files, _ := filepath.Glob("../claims/testdata/trace-*.txt")
+	nested, _ := filepath.Glob("testdata/trace-*.txt")
+	files = append(files, nested...)
 	if len(files) == 0 {
 		t.Fatal("no recorded trace")
 	}
@@ -70,4 +74,34 @@ func TestCheckTraceRecorded(t *testing.T) {
 			t.Errorf("%s: %v", f, p[0])
 		}
 	}
+}
+
+// Nested events' stacks come back to back, one preempt level apart; from
+// depth 15 trace shows every level as "f". The recorded chain, started
+// three levels deeper (as in softirq), is still one stack per event, and a
+// stack more than its events at "f" is still a second stack.
+func TestCheckTraceNestedAtDepthF(t *testing.T) {
+	b, err := os.ReadFile("testdata/trace-nested-x86_64.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deeper := deeperBy(string(b), 3)
+	if !strings.Contains(deeper, "bN.f.     4.769943: <stack_id 4229>\n     suites.test-46      [000] bN.f.     4.770028: <stack_id 4217>") {
+		t.Fatal("the shifted trace has no two stacks in a row at depth f: the case is not made")
+	}
+	if p := CheckTrace(deeper); len(p) > 0 {
+		t.Errorf("nested events at depth f: %v", p[0])
+	}
+	extra := strings.Replace(deeper, "<stack_id 4217>\n", "<stack_id 4217>\n     suites.test-46      [000] bN.f.     4.770029: <stack_id 9>\n", 1)
+	if p := CheckTrace(extra); len(p) != 1 || !strings.Contains(p[0].Text, "<stack_id 9>") {
+		t.Errorf("a stack more than the events at depth f: %v, want one problem on <stack_id 9>", p)
+	}
+}
+
+// deeperBy adds levels to every entry's preempt depth, shown up to f.
+func deeperBy(trace string, levels int) string {
+	return regexp.MustCompile(`(\[\d+\] \S{3})([0-9a-f])`).ReplaceAllStringFunc(trace, func(m string) string {
+		d, _ := strconv.ParseInt(m[len(m)-1:], 16, 0)
+		return m[:len(m)-1] + strconv.FormatInt(min(d+int64(levels), 15), 16)
+	})
 }
