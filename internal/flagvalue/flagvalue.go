@@ -145,9 +145,9 @@ func (q *Quiet) Set(v string) error {
 		*q = 0
 		return nil
 	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		return fmt.Errorf("want a duration above 0, such as 90s, or nothing to scale it to the accelerator and the kernel")
+	var d Duration
+	if err := d.Set(v); err != nil {
+		return fmt.Errorf("%w, or nothing to scale it to the accelerator and the kernel", err)
 	}
 	*q = Quiet(d)
 	return nil
