@@ -16,6 +16,7 @@ import (
 
 	"github.com/ftrace-stackmap/conformance/initramfs"
 	"github.com/ftrace-stackmap/conformance/internal/arch"
+	"github.com/ftrace-stackmap/conformance/internal/contract"
 	"github.com/ftrace-stackmap/conformance/internal/results"
 	"github.com/ftrace-stackmap/conformance/internal/textlines"
 )
@@ -82,14 +83,20 @@ func (m *measure) floor(ctx context.Context, a arch.Arch, last *results.Result, 
 }
 
 // floorBoots makes the floor boot of each boot, lanes at a time, started
-// in order, and returns the wall time of them all and each one's time.
+// in the order the run starts them, and returns the wall time of them all
+// and each one's time.
 func floorBoots(ctx context.Context, made []results.BootResult, initrd string, timeout time.Duration, lanes int) (time.Duration, map[string]time.Duration, error) {
 	times := make([]time.Duration, len(made))
 	errs := make([]error, len(made))
+	plans := make([]contract.BootPlan, len(made))
+	for i, b := range made {
+		plans[i] = b.Plan
+	}
 	var g errgroup.Group
 	g.SetLimit(lanes)
 	start := time.Now()
-	for i, b := range made {
+	for _, i := range contract.StartOrder(plans) {
+		b := made[i]
 		g.Go(func() error {
 			times[i], errs[i] = floorBoot(ctx, b.Boot.Command, initrd, timeout)
 			if errs[i] != nil {

@@ -19,6 +19,9 @@ type BootPlan struct {
 	// OptIn is the label a user's filter asks for to make this boot;
 	// "" for a boot every run makes.
 	OptIn string
+	// Long is a boot that takes several times a short one's time: it
+	// starts before the short ones, so that no lane ends on it alone.
+	Long bool
 }
 
 // DefaultBoot names the boot without parameters of its own, where most
@@ -45,9 +48,9 @@ var plans = []BootPlan{
 	{Name: "bits-bare", Append: []string{"ftrace_stackmap.bits"}, Labels: labels.MustParse("SM-BOOT-03")},
 	// The smallest map, on one CPU, filled past its capacity: drops, the
 	// success rate and the exports at capacity, and a reset of a full map.
-	{Name: "full-map", Append: []string{"ftrace_stackmap.bits=10"}, Labels: labels.MustParse(LabelFullMap)},
+	{Name: "full-map", Append: []string{"ftrace_stackmap.bits=10"}, Labels: labels.MustParse(LabelFullMap), Long: true},
 	// A second CPU, to take off line and back with the map in use.
-	{Name: "two-cpus", Labels: labels.MustParse(LabelTwoCPUs), CPUs: 2},
+	{Name: "two-cpus", Labels: labels.MustParse(LabelTwoCPUs), CPUs: 2, Long: true},
 	// The hot path under load, on two CPUs, with the smallest map so that
 	// it fills and the full-stack fallback runs too: `make stress`.
 	{Name: "stress", Append: []string{"ftrace_stackmap.bits=10"}, Labels: labels.MustParse(LabelStress), CPUs: 2, OptIn: LabelStress},
@@ -61,6 +64,27 @@ var plans = []BootPlan{
 // Plans are the boots a full run makes, default first: a copy, so no
 // caller changes them for the others.
 func Plans() []BootPlan { return slices.Clone(plans) }
+
+// StartOrder is the order a run starts its plans' boots in: the default
+// boot first (it tells whether the kernel has the feature), then the long
+// ones, then the rest, each in plan order. Reports keep plan order.
+func StartOrder(plans []BootPlan) []int {
+	rank := func(p BootPlan) int {
+		switch {
+		case p.IsDefault():
+			return 0
+		case p.Long:
+			return 1
+		}
+		return 2
+	}
+	order := make([]int, len(plans))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return rank(plans[a]) - rank(plans[b]) })
+	return order
+}
 
 // Filter is the boot's label filter narrowed by the user's.
 func (p BootPlan) Filter(user labels.Filter) labels.Filter { return user.And(p.Labels) }

@@ -16,21 +16,23 @@ import (
 )
 
 // bootAll makes the plans' boots, as many at a time as there are lanes,
-// starting them in plan order (the default boot first: it tells whether
-// the kernel has the feature at all), and keeps what they say in plan
-// order, so the reports do not depend on which boot ended first. While
-// the run's route is open, its first boot is made alone: it decides how
-// the others boot (route.go).
+// starting them in contract.StartOrder (the default boot first, then the
+// long ones), and keeps what they say in plan order, so the reports do
+// not depend on which boot ended first. While the run's route is open,
+// its first boot is made alone: it decides how the others boot
+// (route.go).
 func (r *run) bootAll(ctx context.Context, plans []contract.BootPlan) error {
 	lanes := r.o.lanes(len(plans))
 	r.res.Lanes = lanes
 	outs := make([]*made, len(plans))
+	order := contract.StartOrder(plans)
 	first := 0
-	for ; first < len(plans) && r.route.open && ctx.Err() == nil; first++ {
-		outs[first] = r.makeBoot(ctx, plans[first], false)
+	for ; first < len(order) && r.route.open && ctx.Err() == nil; first++ {
+		outs[order[first]] = r.makeBoot(ctx, plans[order[first]], false)
 	}
-	inLanes(ctx, len(plans)-first, lanes, func(i int) {
-		outs[first+i] = r.makeBoot(ctx, plans[first+i], lanes > 1)
+	inLanes(ctx, len(order)-first, lanes, func(i int) {
+		p := order[first+i]
+		outs[p] = r.makeBoot(ctx, plans[p], lanes > 1)
 	})
 	if ctx.Err() != nil {
 		return failed("booting", ctx.Err())
