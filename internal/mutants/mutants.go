@@ -388,7 +388,10 @@ func Select(names string) ([]Fault, error) {
 	var chosen []Fault
 	for _, name := range strings.Split(names, ",") {
 		i := slices.IndexFunc(all, func(f Fault) bool { return f.Name == name })
-		if i < 0 {
+		switch {
+		case name == "none":
+			return nil, fmt.Errorf("no fault or variant %q: the clean kernel's row (none) is made in every table, name only faults and variants", name)
+		case i < 0:
 			return nil, fmt.Errorf("no fault or variant %q (kernel/README.md lists them)", name)
 		}
 		chosen = append(chosen, all[i])

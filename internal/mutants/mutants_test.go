@@ -212,3 +212,19 @@ func TestPageGolden(t *testing.T) {
 	}
 	golden.Check(t, "mutants/"+page.File, string(html))
 }
+
+// A list names faults and variants; the clean row is in every table, and
+// naming it says so instead of calling it unknown.
+func TestSelectRefuses(t *testing.T) {
+	for name, want := range map[string]string{
+		"none":          "is made in every table",
+		"no-such-fault": "kernel/README.md lists them",
+	} {
+		if _, err := Select("reset_queue," + name); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Select(%q): %v, want an error saying %q", name, err, want)
+		}
+	}
+	if got, err := Select("reset_queue,bare_symbols"); err != nil || len(got) != 2 || got[1].Name != "bare_symbols" {
+		t.Errorf("Select of a fault and a variant: %v, %v", got, err)
+	}
+}
