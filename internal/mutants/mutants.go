@@ -48,6 +48,10 @@ type Fault struct {
 	Checker string
 }
 
+// cleanRow names the row of the kernel without a switch: its directory,
+// and the word FAULTS= cannot take.
+const cleanRow = "none"
+
 var (
 	defaultBoot = []string{contract.DefaultBoot}
 	fullMapBoot = []string{"full-map"}
@@ -304,7 +308,7 @@ func boot(ctx context.Context, rn *qemutest.Runner, o qemutest.Options, f Fault,
 	name := f.Name
 	switch {
 	case name == "":
-		name = "none"
+		name = cleanRow
 	case f.Variant:
 		// Every boot: a permitted behaviour must pass wherever it shows.
 		o.BootArgs = append(append([]string{}, o.BootArgs...), "ftrace_stackmap.variants="+f.Name)
@@ -389,8 +393,8 @@ func Select(names string) ([]Fault, error) {
 	for _, name := range strings.Split(names, ",") {
 		i := slices.IndexFunc(all, func(f Fault) bool { return f.Name == name })
 		switch {
-		case name == "none":
-			return nil, fmt.Errorf("no fault or variant %q: the clean kernel's row (none) is made in every table, name only faults and variants", name)
+		case name == cleanRow:
+			return nil, fmt.Errorf("no fault or variant %q: the clean kernel's row (%s) is made in every table, name only faults and variants", name, cleanRow)
 		case i < 0:
 			return nil, fmt.Errorf("no fault or variant %q (kernel/README.md lists them)", name)
 		}

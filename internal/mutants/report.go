@@ -176,7 +176,7 @@ func Page(dir string, rows []Row) page.Page {
 func (r Row) runLink(dir string) string {
 	name := r.Fault
 	if name == "" {
-		name = "none"
+		name = cleanRow
 	}
 	p := filepath.Join(dir, name, "latest", page.File)
 	if _, err := os.Stat(p); err != nil {

@@ -57,11 +57,13 @@ func CheckTrace(text string) []*ShapeError {
 	// onCPU is what one CPU showed last: its last entry when that entry
 	// was a stack (its line is named in a report so the pair can be read
 	// together), how many stacks in a row had its flags, and the events
-	// of each flags since the CPU's last stack.
+	// at depth "f" since the CPU's last stack, by flags (the only ones a
+	// run of stacks is held to; counting no others keeps the many lines
+	// of a full map's trace cheap).
 	type onCPU struct {
 		flags, text string
 		n, run      int
-		events      map[string]int
+		deepEvents  map[string]int
 	}
 	cpus := map[string]*onCPU{}
 	inStack, frames, stackLine, stackText := false, 0, 0, ""
@@ -108,14 +110,19 @@ func CheckTrace(text string) []*ShapeError {
 		}
 		c := cpus[cpu]
 		if c == nil {
-			c = &onCPU{events: map[string]int{}}
+			c = &onCPU{}
 			cpus[cpu] = c
 		}
 		if !isStack {
 			if c.n != 0 {
-				clear(c.events)
+				clear(c.deepEvents)
 			}
-			c.events[flags]++
+			if depthSaturated(flags) {
+				if c.deepEvents == nil {
+					c.deepEvents = map[string]int{}
+				}
+				c.deepEvents[flags]++
+			}
 			c.flags, c.text, c.n, c.run = "", "", 0, 0
 			continue
 		}
@@ -123,7 +130,7 @@ func CheckTrace(text string) []*ShapeError {
 			c.run = 0
 		}
 		c.run++
-		if c.run > 1 && !(depthSaturated(flags) && c.run <= c.events[flags]) {
+		if c.run > 1 && !(depthSaturated(flags) && c.run <= c.deepEvents[flags]) {
 			bad(n, trimmed, OwnerFullStack, fmt.Sprintf("a second stack for one event (a stack right after a stack, same CPU and context; the first: line %d %q)", c.n, c.text))
 		}
 		c.flags, c.text, c.n = flags, trimmed, n
