@@ -236,6 +236,10 @@ type Boot struct {
 	// after it, RunQuiet does (0: no limit but Timeout).
 	Started             string
 	BootQuiet, RunQuiet time.Duration
+	// Tail is the line the init prints when only an idle wait is left;
+	// OnTail, if set, is called once when the console shows it.
+	Tail   string
+	OnTail func()
 	// Memory is -m (default 512M); Extra are the user's own QEMU options,
 	// added last.
 	Memory string
@@ -370,6 +374,10 @@ func Run(ctx context.Context, b Boot) (*Result, error) {
 		}
 		if b.Started != "" && strings.Contains(line, b.Started) {
 			w.started()
+		}
+		if b.OnTail != nil && b.Tail != "" && strings.Contains(line, b.Tail) {
+			b.OnTail()
+			b.OnTail = nil
 		}
 		if p := PanicIn(line); p != "" && res.Panic == "" {
 			res.Panic = p

@@ -232,3 +232,26 @@ func TestReportsPortIsOnTheMachinesBus(t *testing.T) {
 		t.Errorf("a boot without Reports has a port: %q", got)
 	}
 }
+
+// OnTail is called once, while the guest still runs, when the console
+// shows the tail line: the run may start its next boot then.
+func TestOnTailIsCalledOnceWhenTheLineShows(t *testing.T) {
+	b := boot(t, fakeQEMU(t, "echo 'smct-init: running /suites.test'\necho 'smct-init: waiting for kmemleak 5s after the suite'\necho 'smct-init: waiting for kmemleak again'\nsleep 0.5\necho 'SMCT-EXIT code=0'\n"))
+	b.Tail = "smct-init: waiting for kmemleak"
+	calls := 0
+	var at time.Duration
+	start := time.Now()
+	b.OnTail = func() { calls++; at = time.Since(start) }
+	res, err := Run(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 || at >= res.Duration-400*time.Millisecond {
+		t.Fatalf("OnTail called %d times, at %s of a %s boot; want once, before the guest's last 0.5s", calls, at, res.Duration)
+	}
+	b = boot(t, fakeQEMU(t, "echo 'smct-init: running /suites.test'\necho 'SMCT-EXIT code=0'\n"))
+	b.Tail, b.OnTail = "smct-init: waiting for kmemleak", func() { t.Error("OnTail called without the tail line") }
+	if _, err := Run(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+}

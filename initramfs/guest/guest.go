@@ -50,6 +50,11 @@ const JobFile = "job.json"
 // it starts the suite: the host knows from it that the kernel came up.
 const StartMarker = "smct-init: running"
 
+// TailMarker begins the line the init prints on the console when the
+// suite's work is done and only kmemleak's wait is left (seconds with
+// the guest idle): the host may start its next boot meanwhile.
+const TailMarker = "smct-init: waiting for kmemleak"
+
 // ShellPrompt is the prompt of the guest's shell (SHELL=1): the host holds
 // back input that is not typed until it appears.
 const ShellPrompt = "smct-guest# "

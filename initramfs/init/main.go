@@ -212,6 +212,7 @@ func run(console *os.File, frames *consoleframe.Sender, cases *ownCases) (int, e
 		// kmemleak reports nothing younger than its minimum age: wait it
 		// out from the suite's exit (the frames went meanwhile), so that
 		// the last spec's leaks show too.
+		fmt.Fprintf(console, "%s %ds after the suite\n", guest.TailMarker, guest.KmemleakMinAge)
 		time.Sleep(time.Until(exited.Add(guest.KmemleakMinAge * time.Second)))
 		scanLeaks("after the suite")
 	}

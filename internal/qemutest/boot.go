@@ -83,7 +83,9 @@ func (r *run) bootHere(ctx context.Context, plan contract.BootPlan, filter label
 	if err := initramfs.WithRunConfig(r.base, initrd, cfg, extra...); err != nil {
 		return nil, nil, failed("writing the run configuration", err)
 	}
-	res, console, err, werr := r.runBoot(ctx, r.qemuBoot(initrd, dir, plan), plan.Name, rep)
+	b := r.qemuBoot(initrd, dir, plan)
+	b.OnTail = leaveLane(ctx)
+	res, console, err, werr := r.runBoot(ctx, b, plan.Name, rep)
 	// For the reader; a file that cannot be written leaves no verdict.
 	if err != nil {
 		what := "boot " + plan.Name

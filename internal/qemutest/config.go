@@ -202,7 +202,7 @@ func (r *run) qemuBoot(initrd, dir string, plan contract.BootPlan) qemu.Boot {
 	o, d := r.o, r.res.Derived
 	b := qemu.Boot{Machine: r.m, Kernel: r.kernel, Initrd: initrd, Append: o.kernelArgs(plan, d), CPUs: plan.CPUs,
 		Timeout: d.Timeout, ConsoleLog: filepath.Join(dir, "console.log"), Echo: o.Echo,
-		EarlyConsole: len(plan.Append) > 0, Started: guest.StartMarker, BootQuiet: r.bootQuiet, RunQuiet: runQuiet(len(d.Debug) > 0),
+		EarlyConsole: len(plan.Append) > 0, Started: guest.StartMarker, Tail: guest.TailMarker, BootQuiet: r.bootQuiet, RunQuiet: runQuiet(len(d.Debug) > 0),
 		Memory: o.Mem, Extra: o.QEMUOpts}
 	if o.Reports.onPort() {
 		b.Reports = &qemu.Port{Name: guest.ReportsPortName, File: filepath.Join(dir, portFile)}

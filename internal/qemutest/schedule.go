@@ -9,8 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-
-	"golang.org/x/sync/errgroup"
+	"sync"
 
 	"github.com/ftrace-stackmap/conformance/internal/contract"
 )
@@ -18,9 +17,10 @@ import (
 // bootAll makes the plans' boots, as many at a time as there are lanes,
 // starting them in contract.StartOrder (the default boot first, then the
 // long ones), and keeps what they say in plan order, so the reports do
-// not depend on which boot ended first. While the run's route is open,
-// its first boot is made alone: it decides how the others boot
-// (route.go).
+// not depend on which boot ended first. A boot whose guest only waits
+// for kmemleak gives its lane to the next boot (leaveLane). While the
+// run's route is open, its first boot is made alone: it decides how the
+// others boot (route.go).
 func (r *run) bootAll(ctx context.Context, plans []contract.BootPlan) error {
 	lanes := r.o.lanes(len(plans))
 	r.res.Lanes = lanes
@@ -30,9 +30,9 @@ func (r *run) bootAll(ctx context.Context, plans []contract.BootPlan) error {
 	for ; first < len(order) && r.route.open && ctx.Err() == nil; first++ {
 		outs[order[first]] = r.makeBoot(ctx, plans[order[first]], false)
 	}
-	inLanes(ctx, len(order)-first, lanes, func(i int) {
+	inLanes(ctx, len(order)-first, lanes, r.o.alive(lanes), func(i int, leave func()) {
 		p := order[first+i]
-		outs[p] = r.makeBoot(ctx, plans[p], lanes > 1)
+		outs[p] = r.makeBoot(withLeave(ctx, leave), plans[p], lanes > 1)
 	})
 	if ctx.Err() != nil {
 		return failed("booting", ctx.Err())
@@ -45,21 +45,53 @@ func (r *run) bootAll(ctx context.Context, plans []contract.BootPlan) error {
 	return nil
 }
 
-// inLanes calls do for 0 to n-1, at most lanes calls at a time, starting
-// them in that order, and returns when all have returned. Once ctx is
-// cancelled, no more start.
-func inLanes(ctx context.Context, n, lanes int, do func(i int)) {
-	var g errgroup.Group
-	g.SetLimit(lanes)
+// inLanes calls do for 0 to n-1, starting them in that order, each in a
+// lane: at most lanes calls at work at a time, and at most alive calls
+// at all. A call gives its lane up when it returns, or before, when it
+// calls leave (a boot whose guest is idle now, waiting out kmemleak's
+// minimum age): the next starts beside it. Once ctx is cancelled, no
+// more start; inLanes returns when all started have returned.
+func inLanes(ctx context.Context, n, lanes, alive int, do func(i int, leave func())) {
+	working := make(chan struct{}, lanes)
+	living := make(chan struct{}, max(lanes, alive))
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for i := range n {
-		g.Go(func() error {
-			if ctx.Err() == nil {
-				do(i)
+		for _, sem := range []chan struct{}{living, working} {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
 			}
-			return nil
-		})
+		}
+		if ctx.Err() != nil {
+			// A slot may have been taken as ctx ended: the started calls
+			// never wait on one, so it need not be given back.
+			return
+		}
+		leave := sync.OnceFunc(func() { <-working })
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-living }()
+			defer leave()
+			do(i, leave)
+		}()
 	}
-	g.Wait()
+}
+
+// leaveKey holds, in a boot's context, the function that gives its lane
+// to the next boot.
+type leaveKey struct{}
+
+func withLeave(ctx context.Context, leave func()) context.Context {
+	return context.WithValue(ctx, leaveKey{}, leave)
+}
+
+// leaveLane is the function a boot made in a lane calls when its guest
+// is only waiting (guest.TailMarker), or nil outside a lane.
+func leaveLane(ctx context.Context) func() {
+	leave, _ := ctx.Value(leaveKey{}).(func())
+	return leave
 }
 
 // lanes is how many boots run at once: LANES=, else one per CPU, as many
@@ -74,6 +106,16 @@ func (o Options) lanes(plans int) int {
 		n = 1
 	}
 	return max(1, min(n, plans))
+}
+
+// alive is how many guests may be up at once with lanes of them at
+// work: twice the lanes, for the guests waiting out kmemleak beside
+// them, as far as the free memory holds; one when the console is echoed.
+func (o Options) alive(lanes int) int {
+	if o.Echo != nil {
+		return 1
+	}
+	return max(lanes, min(2*lanes, memoryLanes(o.Mem)))
 }
 
 // minGuestMB is the least memory a guest runs the suite in: the kernel,
