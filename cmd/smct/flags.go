@@ -111,7 +111,7 @@ var (
 		o := &r.run
 		fs.Var((*flagvalue.Words)(&o.QEMUOpts), "qemu-opts", "more QEMU options, added to every boot")
 		fs.BoolVar(&o.Keep, "keep", false, "keep each boot's initramfs and a rerun.sh that boots it again")
-		fs.Var((*flagvalue.Count)(&o.Lanes), "lanes", "boots made at a time (default: one per CPU, as memory allows)")
+		fs.Var((*flagvalue.Count)(&o.Lanes), "lanes", "boots made at a time (default: one per CPU, as memory allows); a boot waiting for kmemleak leaves its lane to the next")
 		fs.Var(&o.Reports, "reports", "how the guest's reports reach this machine: port (a virtio-serial port, "+
 			"the default) or console (base64 on the serial console, as under LAVA)")
 		fs.Var((*flagvalue.Quiet)(&o.BootQuiet), "boot-quiet", "the console's longest silence before the guest's init starts, "+

@@ -30,9 +30,10 @@ func (r *run) bootAll(ctx context.Context, plans []contract.BootPlan) error {
 	for ; first < len(order) && r.route.open && ctx.Err() == nil; first++ {
 		outs[order[first]] = r.makeBoot(ctx, plans[order[first]], false)
 	}
-	inLanes(ctx, len(order)-first, lanes, r.o.alive(lanes), func(i int, leave func()) {
+	alive := r.o.alive(lanes)
+	inLanes(ctx, len(order)-first, lanes, alive, func(i int, leave func()) {
 		p := order[first+i]
-		outs[p] = r.makeBoot(withLeave(ctx, leave), plans[p], lanes > 1)
+		outs[p] = r.makeBoot(withLeave(ctx, leave), plans[p], alive > 1)
 	})
 	if ctx.Err() != nil {
 		return failed("booting", ctx.Err())
